@@ -1,0 +1,280 @@
+"""The course's running task: English number words -> Chinese numerals, for 0..9999.
+
+`english(1005)` is ``"one thousand five"`` and `chinese(1005)` is ``"一千零五"``.
+Source tokens are words, target tokens are characters. Every vocabulary starts with the
+four special tokens ``<pad>=0, <bos>=1, <eos>=2, <unk>=3``.
+"""
+
+import difflib
+
+import numpy as np
+
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
+_N_SPECIAL = len(SPECIAL_TOKENS)
+MAX_NUMBER = 9999
+
+ONES = tuple(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    " fifteen sixteen seventeen eighteen nineteen".split()
+)
+TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+NUMBER_WORDS = ONES + TENS + ("hundred", "thousand")
+
+DIGITS = "零一二三四五六七八九"
+UNITS = "十百千"
+CHARACTERS = DIGITS + UNITS
+
+_WORD_VALUE = {**{w: i for i, w in enumerate(ONES)}, **{w: 20 + 10 * i for i, w in enumerate(TENS)}}
+_CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾": "use '十'"}
+
+
+def _check_number(n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"expected an int in 0..{MAX_NUMBER}, got {n!r} ({type(n).__name__})")
+    if not 0 <= n <= MAX_NUMBER:
+        raise ValueError(f"{n} is outside 0..{MAX_NUMBER}")
+    return int(n)
+
+
+def _below_100_words(n):
+    if n < 20:
+        return [ONES[n]]
+    tens, ones = divmod(n, 10)
+    return [TENS[tens - 2]] + ([ONES[ones]] if ones else [])
+
+
+def english(n):
+    """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``."""
+    n = _check_number(n)
+    if n == 0:
+        return "zero"
+    thousands, hundreds, rest = n // 1000, n // 100 % 10, n % 100
+    words = []
+    if thousands:
+        words += [ONES[thousands], "thousand"]
+    if hundreds:
+        words += [ONES[hundreds], "hundred"]
+    if rest:
+        words += _below_100_words(rest)
+    return " ".join(words)
+
+
+def chinese(n):
+    """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``."""
+    n = _check_number(n)
+    if n == 0:
+        return DIGITS[0]
+    if 10 <= n < 20:
+        return UNITS[0] + (DIGITS[n - 10] if n > 10 else "")
+    out, zero_pending = [], False
+    for power in (3, 2, 1, 0):
+        digit = n // 10**power % 10
+        if digit == 0:
+            zero_pending = bool(out)
+            continue
+        if zero_pending:
+            out.append(DIGITS[0])
+            zero_pending = False
+        out.append(DIGITS[digit] + (UNITS[power - 1] if power else ""))
+    return "".join(out)
+
+
+class Vocab:
+    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order."""
+
+    def __init__(self, tokens):
+        tokens = list(tokens)
+        clashes = sorted(set(tokens) & set(SPECIAL_TOKENS))
+        if clashes:
+            raise ValueError(f"special tokens are added automatically; remove {clashes}")
+        duplicates = sorted({t for t in tokens if tokens.count(t) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate tokens: {duplicates}")
+        self.tokens = list(SPECIAL_TOKENS) + tokens
+        self._ids = {t: i for i, t in enumerate(self.tokens)}
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __contains__(self, token):
+        return token in self._ids
+
+    def __repr__(self):
+        return f"Vocab({self.tokens[_N_SPECIAL:]!r})"
+
+    def id(self, token):
+        """The id of `token`; ValueError if it is not in the vocabulary."""
+        try:
+            return self._ids[token]
+        except (KeyError, TypeError):
+            raise ValueError(f"{token!r} is not in the vocabulary") from None
+
+    def encode(self, tokens):
+        """List of tokens -> list of ids."""
+        return [self.id(t) for t in tokens]
+
+    def decode(self, ids, *, strip_special=True):
+        """Ids (1-D) -> tokens. By default stops at <eos> and drops <pad> and <bos>;
+        with ``strip_special=False`` every id becomes its token."""
+        ids = np.asarray(ids)
+        if ids.ndim != 1:
+            raise ValueError(f"expected a 1-D sequence of ids, got shape {ids.shape}")
+        out = []
+        for i in ids.tolist():
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
+                raise ValueError(f"id {i!r} is not in 0..{len(self) - 1}")
+            if strip_special:
+                if i == EOS_ID:
+                    break
+                if i in (PAD_ID, BOS_ID):
+                    continue
+            out.append(self.tokens[i])
+        return out
+
+
+SOURCE_VOCAB = Vocab(NUMBER_WORDS)
+TARGET_VOCAB = Vocab(CHARACTERS)
+
+
+def _unknown_word(word):
+    if word == "and":
+        return "'and' is not used here; write 'one hundred five', not 'one hundred and five'"
+    parts = word.split("-")
+    if len(parts) > 1 and all(p in _WORD_VALUE for p in parts):
+        return f"write {word!r} without a hyphen: {' '.join(parts)!r}"
+    close = difflib.get_close_matches(word, NUMBER_WORDS, n=1)
+    if close:
+        return f"{word!r} is not a number word; did you mean {close[0]!r}?"
+    return (
+        f"{word!r} is not a number word; the known words are zero to nineteen, "
+        "twenty to ninety by tens, hundred and thousand"
+    )
+
+
+def source_words(text):
+    """Split English text into known number words, lower-cased; ValueError otherwise."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
+    words = text.lower().split()
+    if not words:
+        raise ValueError("the text is empty")
+    for word in words:
+        if word not in _WORD_VALUE and word not in ("hundred", "thousand"):
+            raise ValueError(_unknown_word(word))
+    return words
+
+
+def _parse_below_100(words, text):
+    if not words:
+        return 0
+    first = words[0]
+    if first in ("hundred", "thousand"):
+        raise ValueError(f"{first!r} is out of place in {text!r}")
+    if len(words) == 1:
+        return _WORD_VALUE[first]
+    second = words[1]
+    if first in TENS and second in ONES[1:10] and len(words) == 2:
+        return _WORD_VALUE[first] + _WORD_VALUE[second]
+    bad = 2 if first in TENS and second in ONES[1:10] else 1
+    raise ValueError(f"{words[bad]!r} cannot follow {words[bad - 1]!r} in {text!r}")
+
+
+def parse_english(text):
+    """Read a number phrase written as `english` writes it back to an int.
+
+    ValueError naming the problem for unknown words or an invalid phrase ("hundred five").
+    """
+    words = source_words(text)
+    if "zero" in words:
+        if len(words) > 1:
+            raise ValueError(f"'zero' must stand alone, got {text!r}")
+        return 0
+    total = 0
+    for scale_word, scale in (("thousand", 1000), ("hundred", 100)):
+        if scale_word not in words:
+            continue
+        k = words.index(scale_word)
+        if k == 0:
+            raise ValueError(f"{scale_word!r} needs one of one..nine before it, in {text!r}")
+        if k > 1:
+            before = " ".join(words[:k])
+            raise ValueError(f"{before!r} cannot come before {scale_word!r} in {text!r}")
+        if words[0] not in ONES[1:10]:
+            raise ValueError(f"only one..nine can come before {scale_word!r}, not {words[0]!r}")
+        total += _WORD_VALUE[words[0]] * scale
+        words = words[2:]
+    return total + _parse_below_100(words, text)
+
+
+def target_chars(text):
+    """Split Chinese text into known characters (whitespace ignored); ValueError otherwise."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
+    chars = [c for c in text if not c.isspace()]
+    if not chars:
+        raise ValueError("the text is empty")
+    for c in chars:
+        if c not in CHARACTERS:
+            hint = _CHAR_HINTS.get(c, f"known characters are {CHARACTERS}")
+            raise ValueError(f"{c!r} is not a Chinese numeral character of this task; {hint}")
+    return chars
+
+
+def encode_source(text):
+    """English text -> int64 ids `(L_s,)`, the words followed by <eos>."""
+    return np.array(SOURCE_VOCAB.encode(source_words(text)) + [EOS_ID], dtype=np.int64)
+
+
+def encode_target(text):
+    """Chinese text -> int64 ids `(L_t,)`, the characters followed by <eos>."""
+    return np.array(TARGET_VOCAB.encode(target_chars(text)) + [EOS_ID], dtype=np.int64)
+
+
+def decode_source(ids):
+    """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>."""
+    return " ".join(SOURCE_VOCAB.decode(ids))
+
+
+def decode_target(ids):
+    """Target ids `(L,)` -> characters joined; stops at <eos>, ignores <pad>/<bos>."""
+    return "".join(TARGET_VOCAB.decode(ids))
+
+
+def split(test_fraction=0.2, seed=0):
+    """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays."""
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction!r}")
+    numbers = np.random.default_rng(seed).permutation(MAX_NUMBER + 1).astype(np.int64)
+    n_test = round(len(numbers) * test_fraction)
+    return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
+
+
+def pad(sequences, pad_id=PAD_ID):
+    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`."""
+    rows = [np.asarray(s, dtype=np.int64) for s in sequences]
+    for i, row in enumerate(rows):
+        if row.ndim != 1:
+            raise ValueError(f"sequence {i} is not 1-D (shape {row.shape})")
+    out = np.full((len(rows), max((len(r) for r in rows), default=0)), pad_id, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def make_batch(numbers):
+    """Numbers (B,) -> (src, tgt_in, tgt_out), int64, padded with 0.
+
+    src `(B, L_s)` is the English ids + <eos>; tgt_in `(B, L_t)` is <bos> + the Chinese ids;
+    tgt_out `(B, L_t)` is the Chinese ids + <eos> (tgt_in shifted left by one).
+    """
+    numbers = np.asarray(numbers)
+    if numbers.ndim != 1:
+        raise ValueError(f"expected a 1-D list of numbers, got shape {numbers.shape}")
+    numbers = [_check_number(n) for n in numbers.tolist()]
+    if not numbers:
+        raise ValueError("make_batch needs at least one number")
+    src = pad([encode_source(english(n)) for n in numbers])
+    targets = [encode_target(chinese(n)) for n in numbers]
+    tgt_in = pad([np.concatenate([[BOS_ID], t[:-1]]) for t in targets])
+    return src, tgt_in, pad(targets)
