@@ -1,0 +1,16 @@
+"""minitf: attention and the Transformer from first principles, in numpy."""
+
+from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+from .decoder import Decoder, DecoderLayer
+from .encoder import Encoder, EncoderLayer
+from .layers import Embedding, FeedForward, LayerNorm, Linear
+from .model import Transformer
+from .module import Module
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "Decoder", "DecoderLayer", "Embedding", "Encoder", "EncoderLayer", "FeedForward",
+    "LayerNorm", "Linear", "Module", "MultiHeadAttention", "Transformer", "causal_mask",
+    "padding_mask", "scaled_dot_product_attention", "softmax",
+]
+__version__ = "0.1.0"

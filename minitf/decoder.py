@@ -1,0 +1,88 @@
+"""The decoder: each layer has masked self-attention (it may look only at earlier target
+tokens: 掩码), cross-attention (交叉注意力) whose keys and values come from the encoder
+output ("memory"), and a feed-forward network; each with a residual connection and LayerNorm.
+
+Post-LN:  y = norm1(y + self_attn(y)); y = norm2(y + cross_attn(y, memory)); y = norm3(y + ffn(y))
+Pre-LN:   y = y + self_attn(norm1(y)); y = y + cross_attn(norm2(y), memory); y = y + ffn(norm3(y))
+"""
+
+import numpy as np
+
+from .layers import FeedForward, LayerNorm
+from .module import Module, ModuleList, as_rng
+from .multihead import MultiHeadAttention
+
+
+class DecoderLayer(Module):
+    def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
+                 dtype=np.float32, rng=None):
+        super().__init__()
+        rng = as_rng(rng)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
+        self.norm1 = LayerNorm(d_model, dtype=dtype)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
+        self.norm2 = LayerNorm(d_model, dtype=dtype)
+        self.ffn = FeedForward(d_model, d_ff, activation, dtype=dtype, rng=rng)
+        self.norm3 = LayerNorm(d_model, dtype=dtype)
+
+    def forward(self, y, memory, tgt_mask=None, memory_mask=None, cache=None):
+        """y (B, L_t, d_model), memory (B, L_s, d_model) -> (B, L_t, d_model).
+
+        cache: None, or a dict that keeps this layer's keys and values during generation.
+        """
+        self_cache = cross_cache = None
+        if cache is not None:
+            self_cache = cache.setdefault("self_attn", {})
+            cross_cache = cache.setdefault("cross_attn", {})
+        if self.norm_first:
+            y = y + self.self_attn(self.norm1(y), mask=tgt_mask, cache=self_cache)
+            y = y + self.cross_attn(self.norm2(y), memory, mask=memory_mask, cache=cross_cache)
+            return y + self.ffn(self.norm3(y))
+        y = self.norm1(y + self.self_attn(y, mask=tgt_mask, cache=self_cache))
+        y = self.norm2(y + self.cross_attn(y, memory, mask=memory_mask, cache=cross_cache))
+        return self.norm3(y + self.ffn(y))
+
+    def backward(self, dout):
+        """Returns (dy, d_memory)."""
+        if self.norm_first:
+            dh = dout + self.norm3.backward(self.ffn.backward(dout))
+            d_query, d_memory = self.cross_attn.backward(dh)
+            dh = dh + self.norm2.backward(d_query)
+            return dh + self.norm1.backward(self.self_attn.backward(dh)), d_memory
+        dh = self.norm3.backward(dout)
+        dh = dh + self.ffn.backward(dh)
+        dh = self.norm2.backward(dh)
+        d_query, d_memory = self.cross_attn.backward(dh)
+        dh = self.norm1.backward(dh + d_query)
+        return dh + self.self_attn.backward(dh), d_memory
+
+
+class Decoder(Module):
+    def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
+                 activation="relu", *, dtype=np.float32, rng=None):
+        super().__init__()
+        rng = as_rng(rng)
+        self.layers = ModuleList([
+            DecoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)
+            for _ in range(num_layers)
+        ])
+        if norm_first:
+            self.norm = LayerNorm(d_model, dtype=dtype)
+        self.norm_first = norm_first
+
+    def forward(self, y, memory, tgt_mask=None, memory_mask=None, cache=None):
+        """cache: None, or a list with one dict per layer (see DecoderLayer)."""
+        for i, layer in enumerate(self.layers):
+            y = layer(y, memory, tgt_mask, memory_mask, None if cache is None else cache[i])
+        return self.norm(y) if self.norm_first else y
+
+    def backward(self, dout):
+        """Returns (dy, d_memory); d_memory sums every layer's cross-attention gradient."""
+        if self.norm_first:
+            dout = self.norm.backward(dout)
+        d_memory = 0
+        for layer in reversed(list(self.layers)):
+            dout, dm = layer.backward(dout)
+            d_memory = d_memory + dm
+        return dout, d_memory

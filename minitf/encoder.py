@@ -1,0 +1,68 @@
+"""The encoder: a stack of identical layers, each self-attention then a feed-forward network,
+each wrapped in a residual connection (残差连接) and LayerNorm (层归一化).
+
+Post-LN (the paper):  x = norm1(x + self_attn(x));  x = norm2(x + ffn(x))
+Pre-LN  (norm_first): x = x + self_attn(norm1(x)); x = x + ffn(norm2(x)); a final norm
+after the stack.
+"""
+
+import numpy as np
+
+from .layers import FeedForward, LayerNorm
+from .module import Module, ModuleList, as_rng
+from .multihead import MultiHeadAttention
+
+
+class EncoderLayer(Module):
+    def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
+                 dtype=np.float32, rng=None):
+        super().__init__()
+        rng = as_rng(rng)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
+        self.norm1 = LayerNorm(d_model, dtype=dtype)
+        self.ffn = FeedForward(d_model, d_ff, activation, dtype=dtype, rng=rng)
+        self.norm2 = LayerNorm(d_model, dtype=dtype)
+
+    def forward(self, x, mask=None):
+        """x (B, L, d_model) -> (B, L, d_model); mask broadcastable to (B, h, L, L)."""
+        if self.norm_first:
+            x = x + self.self_attn(self.norm1(x), mask=mask)
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.self_attn(x, mask=mask))
+        return self.norm2(x + self.ffn(x))
+
+    def backward(self, dout):
+        if self.norm_first:
+            dh = dout + self.norm2.backward(self.ffn.backward(dout))
+            return dh + self.norm1.backward(self.self_attn.backward(dh))
+        dh = self.norm2.backward(dout)
+        dh = dh + self.ffn.backward(dh)
+        dx = self.norm1.backward(dh)
+        return dx + self.self_attn.backward(dx)
+
+
+class Encoder(Module):
+    def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
+                 activation="relu", *, dtype=np.float32, rng=None):
+        super().__init__()
+        rng = as_rng(rng)
+        self.layers = ModuleList([
+            EncoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)
+            for _ in range(num_layers)
+        ])
+        if norm_first:
+            self.norm = LayerNorm(d_model, dtype=dtype)
+        self.norm_first = norm_first
+
+    def forward(self, x, mask=None):
+        for layer in self.layers:
+            x = layer(x, mask=mask)
+        return self.norm(x) if self.norm_first else x
+
+    def backward(self, dout):
+        if self.norm_first:
+            dout = self.norm.backward(dout)
+        for layer in reversed(list(self.layers)):
+            dout = layer.backward(dout)
+        return dout

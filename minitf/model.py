@@ -1,0 +1,98 @@
+"""The encoder-decoder Transformer: embeddings × √d_model + sinusoidal positions, the encoder,
+the decoder, and a generator (Linear) that turns decoder vectors into next-token logits.
+"""
+
+import numpy as np
+
+from .attention import causal_mask, padding_mask
+from .decoder import Decoder
+from .encoder import Encoder
+from .layers import Embedding, Linear
+from .module import Module, as_rng
+from .positional import sinusoidal_encoding
+
+PAD_ID = 0
+
+
+class Transformer(Module):
+    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=64, num_heads=4, num_layers=2,
+                 d_ff=256, max_len=64, norm_first=False, activation="relu", *,
+                 dtype=np.float32, rng=None):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.config = dict(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+                           d_model=d_model, num_heads=num_heads, num_layers=num_layers,
+                           d_ff=d_ff, max_len=max_len, norm_first=norm_first,
+                           activation=activation)
+        self.d_model, self.max_len, self.dtype = d_model, max_len, np.dtype(dtype)
+        rng = as_rng(rng)
+        layer_args = (num_layers, d_model, num_heads, d_ff, norm_first, activation)
+        self.src_embed = Embedding(src_vocab_size, d_model, dtype=dtype, rng=rng)
+        self.tgt_embed = Embedding(tgt_vocab_size, d_model, dtype=dtype, rng=rng)
+        self.encoder = Encoder(*layer_args, dtype=dtype, rng=rng)
+        self.decoder = Decoder(*layer_args, dtype=dtype, rng=rng)
+        self.generator = Linear(d_model, tgt_vocab_size, dtype=dtype, rng=rng)
+        self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table, not a parameter
+
+    def _check_tokens(self, tokens, name, start=0):
+        tokens = np.asarray(tokens)
+        if not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(f"{name} must be an integer array of token ids, "
+                             f"got dtype {tokens.dtype}")
+        if tokens.ndim != 2:
+            raise ValueError(f"{name} must have shape (B, L), got shape {tokens.shape}")
+        if start + tokens.shape[1] > self.max_len:
+            raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
+                             f"max_len={self.max_len}")
+        return tokens
+
+    def _embed(self, embedding, tokens, start=0):
+        scale = self.dtype.type(np.sqrt(self.d_model))
+        return embedding(tokens) * scale + self.pe[start:start + tokens.shape[1]]
+
+    def encode(self, src):
+        """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
+        src = self._check_tokens(src, "src")
+        return self.encoder(self._embed(self.src_embed, src), mask=padding_mask(src, PAD_ID))
+
+    def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
+        """tgt_in (B, L_t) ids, memory (B, L_s, d_model) -> logits (B, L_t, tgt_vocab_size).
+
+        The target may look only at itself and earlier positions (causal mask) and not at
+        padding. With a `cache` (see `new_cache`), tgt_in holds only the newest positions,
+        starting at position `start`, and earlier keys and values come from the cache.
+        """
+        tgt_in = self._check_tokens(tgt_in, "tgt_in", start)
+        L = tgt_in.shape[1]
+        if cache is None:
+            tgt_mask = causal_mask(L) & padding_mask(tgt_in, PAD_ID)  # (B, 1, L, L)
+        elif L == 1:
+            tgt_mask = None  # one new token may see every cached position
+        else:
+            tgt_mask = np.tril(np.ones((L, start + L), dtype=bool), k=start)
+        y = self.decoder(self._embed(self.tgt_embed, tgt_in, start), memory,
+                         tgt_mask, memory_mask, cache)
+        return self.generator(y)
+
+    def new_cache(self):
+        """An empty key/value cache for incremental decoding: one dict per decoder layer."""
+        return [{} for _ in self.decoder.layers]
+
+    def forward(self, src, tgt_in):
+        """src (B, L_s), tgt_in (B, L_t) ids -> logits (B, L_t, tgt_vocab_size)."""
+        src = self._check_tokens(src, "src")
+        tgt_in = self._check_tokens(tgt_in, "tgt_in")
+        if src.shape[0] != tgt_in.shape[0]:
+            raise ValueError(f"src has batch size {src.shape[0]} but tgt_in has "
+                             f"{tgt_in.shape[0]}")
+        memory = self.encode(src)
+        return self.decode(tgt_in, memory, padding_mask(src, PAD_ID))
+
+    def backward(self, dlogits):
+        """Fills every parameter gradient from dL/dlogits (B, L_t, V); returns None."""
+        scale = self.dtype.type(np.sqrt(self.d_model))
+        dy, d_memory = self.decoder.backward(self.generator.backward(dlogits))
+        self.tgt_embed.backward(dy * scale)
+        self.src_embed.backward(self.encoder.backward(d_memory) * scale)
+        return None

@@ -1,0 +1,123 @@
+"""The protocol every layer follows: parameters, gradients, children, forward and backward.
+
+A Module keeps its own arrays in `params` (with matching zero-initialised `grads`) and its
+sub-modules as attributes. `forward` caches what `backward` needs; `backward(dout)` returns
+the gradient of each array input of the last `forward` and adds parameter gradients into
+`grads` (so gradients from several calls accumulate until `zero_grad()`).
+"""
+
+import numpy as np
+
+
+def as_rng(rng):
+    """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(rng)
+    raise ValueError(
+        f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}"
+    )
+
+
+class Module:
+    def __init__(self):
+        object.__setattr__(self, "params", {})
+        object.__setattr__(self, "grads", {})
+        object.__setattr__(self, "_children", {})
+
+    # Parameters are read as attributes (`self.W`) and live in `params`.
+    def __getattr__(self, name):
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Module):
+            self._children[name] = value
+        if name in self.__dict__.get("params", {}):
+            raise AttributeError(
+                f"{name!r} is a parameter; change it in place or use load_state_dict"
+            )
+        object.__setattr__(self, name, value)
+
+    def add_param(self, name, value):
+        self.params[name] = value
+        self.grads[name] = np.zeros_like(value)
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def backward(self, dout):
+        raise NotImplementedError
+
+    def children(self):
+        """(name, module) pairs of the direct sub-modules, in the order they were set."""
+        return list(self._children.items())
+
+    def named_parameters(self, prefix=""):
+        """(dotted name, param, grad) for every parameter of this module and below."""
+        for name, value in self.params.items():
+            yield prefix + name, value, self.grads[name]
+        for child_name, child in self._children.items():
+            yield from child.named_parameters(prefix + child_name + ".")
+
+    def num_parameters(self):
+        return sum(p.size for _, p, _ in self.named_parameters())
+
+    def zero_grad(self):
+        for _, _, grad in self.named_parameters():
+            grad.fill(0)
+
+    def state_dict(self):
+        """Flat dict of copies of every parameter, by dotted name."""
+        return {name: value.copy() for name, value, _ in self.named_parameters()}
+
+    def load_state_dict(self, state, strict=True):
+        """Copy arrays from `state` into the parameters (in place, keeping their dtype).
+
+        Refuses wrongly shaped entries always; missing and unexpected names when `strict`.
+        """
+        own = {name: value for name, value, _ in self.named_parameters()}
+        missing = sorted(set(own) - set(state))
+        unexpected = sorted(set(state) - set(own))
+        wrong_shape = [
+            f"{name}: expected {own[name].shape}, got {np.shape(state[name])}"
+            for name in own
+            if name in state and np.shape(state[name]) != own[name].shape
+        ]
+        problems = []
+        if strict and missing:
+            problems.append("missing: " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected: " + ", ".join(unexpected))
+        if wrong_shape:
+            problems.append("wrong shape: " + "; ".join(wrong_shape))
+        if problems:
+            raise ValueError(f"cannot load state dict into {type(self).__name__}: "
+                             + " | ".join(problems))
+        for name, value in own.items():
+            if name in state:
+                np.copyto(value, state[name], casting="same_kind")
+
+
+class ModuleList(Module):
+    """An ordered list of modules, named "0", "1", … in the state dict."""
+
+    def __init__(self, modules):
+        super().__init__()
+        for i, module in enumerate(modules):
+            setattr(self, str(i), module)
+
+    def __getitem__(self, i):
+        return list(self._children.values())[i]
+
+    def __len__(self):
+        return len(self._children)
+
+    def __iter__(self):
+        return iter(self._children.values())

@@ -1,0 +1,107 @@
+"""Multi-head attention (多头注意力).
+
+Each head i has its own projections — columns i*d_k:(i+1)*d_k of W_q, W_k, W_v — and attends
+on its own; the heads' outputs are concatenated and mixed by W_o:
+
+    head_i = Attention(X W_q^i, C W_k^i, C W_v^i),   MHA = Concat(head_1..head_h) W_o
+
+with C = X for self-attention (自注意力) and C = the encoder output for cross-attention
+(交叉注意力).
+"""
+
+import numpy as np
+
+from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .layers import check_last_dim, glorot_uniform
+from .module import Module, as_rng
+
+
+def split_heads(x, num_heads):
+    """(B, L, d_model) -> (B, h, L, d_k)."""
+    B, L, d_model = x.shape
+    return x.reshape(B, L, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation)."""
+    B, h, L, d_k = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)
+
+
+class MultiHeadAttention(Module):
+    def __init__(self, d_model, num_heads, *, dtype=np.float32, rng=None):
+        super().__init__()
+        if num_heads < 1 or d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        rng = as_rng(rng)
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        for name in ("q", "k", "v", "o"):
+            self.add_param(f"W_{name}", glorot_uniform(rng, d_model, d_model, dtype))
+            self.add_param(f"b_{name}", np.zeros(d_model, dtype=dtype))
+        self.attn_weights = None
+
+    def _check(self, x, name):
+        x = np.asarray(x)
+        if x.ndim != 3:
+            raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
+        check_last_dim(x, self.d_model, name)
+        return x
+
+    def forward(self, x, context=None, mask=None, cache=None):
+        """x (B, L_q, d_model) -> (B, L_q, d_model).
+
+        context (B, L_k, d_model) gives the keys and values (cross-attention); None means x
+        (self-attention). mask is bool, True = may attend, broadcastable to (B, h, L_q, L_k).
+
+        cache (a dict, for generation) keeps keys and values between calls: for
+        self-attention the new positions' keys and values are appended to it; for
+        cross-attention they are computed from `context` once and then reused. A forward
+        with a cache cannot be followed by backward.
+        """
+        x = self._check(x, "x")
+        is_self = context is None
+        if not is_self:
+            context = self._check(context, "context")
+            if context.shape[0] != x.shape[0]:
+                raise ValueError(f"x has batch size {x.shape[0]} but context has "
+                                 f"{context.shape[0]}")
+        q = split_heads(x @ self.W_q + self.b_q, self.num_heads)  # (B, h, L_q, d_k)
+        if cache is not None and not is_self and "k" in cache:
+            k, v = cache["k"], cache["v"]
+        else:
+            source = x if is_self else context
+            k = split_heads(source @ self.W_k + self.b_k, self.num_heads)  # (B, h, L_k, d_k)
+            v = split_heads(source @ self.W_v + self.b_v, self.num_heads)
+            if cache is not None and is_self and "k" in cache:
+                k = np.concatenate([cache["k"], k], axis=2)
+                v = np.concatenate([cache["v"], v], axis=2)
+        if cache is not None:
+            cache["k"], cache["v"] = k, v
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, L_q, d_k)
+        concat = merge_heads(heads)  # (B, L_q, d_model)
+        self.attn_weights = weights
+        self._saved = None if cache is not None else (x, context, q, k, v, weights, concat)
+        return concat @ self.W_o + self.b_o
+
+    def backward(self, dout):
+        """Returns dx for self-attention, (dx, d_context) for cross-attention."""
+        if self._saved is None:
+            raise RuntimeError("backward needs a forward without cache")
+        x, context, q, k, v, weights, concat = self._saved
+        d = self.d_model
+        dout2 = dout.reshape(-1, d)
+        self.grads["W_o"] += concat.reshape(-1, d).T @ dout2
+        self.grads["b_o"] += dout2.sum(axis=0)
+        d_heads = split_heads(dout @ self.W_o.T, self.num_heads)
+        dq, dk, dv = scaled_dot_product_attention_backward(d_heads, q, k, v, weights)
+        dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)  # (B, L, d_model)
+        source = x if context is None else context
+        for name, inp, grad in (("q", x, dq), ("k", source, dk), ("v", source, dv)):
+            grad2 = grad.reshape(-1, d)
+            self.grads[f"W_{name}"] += inp.reshape(-1, d).T @ grad2
+            self.grads[f"b_{name}"] += grad2.sum(axis=0)
+        dx = dq @ self.W_q.T
+        d_source = dk @ self.W_k.T + dv @ self.W_v.T
+        if context is None:
+            return dx + d_source
+        return dx, d_source
