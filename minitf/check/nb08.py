@@ -1,0 +1,3 @@
+"""Checkers for the exercises of notebook 08."""
+
+__all__ = []
