@@ -30,7 +30,9 @@ def _softmax_inplace(x, axis=-1):
     x -= row_max
     np.exp(x, out=x)
     total = np.sum(x, axis=axis, keepdims=True)
-    np.divide(x, total, out=x, where=total > 0)
+    # multiply by 1/total (one division per row, not per entry); 0 for fully masked rows
+    inv_total = np.divide(1, total, out=np.zeros_like(total), where=total > 0)
+    x *= inv_total
     return x
 
 
@@ -121,3 +123,28 @@ def scaled_dot_product_attention_backward(dout, q, k, v, weights):
     dq = (d_scores @ k) * scale
     dk = (np.swapaxes(d_scores, -1, -2) @ q) * scale
     return _unbroadcast(dq, q.shape), _unbroadcast(dk, k.shape), _unbroadcast(dv, v.shape)
+
+
+def chunked_attention(q, k, v, mask=None, chunk_size=128):
+    """The same output as scaled_dot_product_attention, computed for `chunk_size` queries
+    at a time, so peak memory grows with chunk_size × L_k instead of L_q × L_k.
+
+    Each query's softmax needs only its own row of scores, so the rows can be done in
+    chunks. Returns the output only (the full weight matrix is what we avoid building).
+    """
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    mask = None if mask is None else np.asarray(mask)
+    scores_shape = _check_qkv(q, k, v, mask)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    L_q = q.shape[-2]
+    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=np.result_type(q, k, v, np.float32))
+    if mask is not None:
+        mask = mask.reshape((1,) * (len(scores_shape) - mask.ndim) + mask.shape)
+    for start in range(0, L_q, chunk_size):
+        rows = slice(start, min(start + chunk_size, L_q))
+        chunk_mask = None
+        if mask is not None:
+            chunk_mask = mask if mask.shape[-2] == 1 else mask[..., rows, :]
+        out[..., rows, :], _ = scaled_dot_product_attention(q[..., rows, :], k, v, chunk_mask)
+    return out

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from minitf.attention import (
     causal_mask,
+    chunked_attention,
     padding_mask,
     scaled_dot_product_attention,
     scaled_dot_product_attention_backward,
@@ -197,3 +198,29 @@ def test_attention_properties(batch, l_q, l_k, d_k, d_v, seed, masked):
     lo, hi = v.min(axis=-2, keepdims=True), v.max(axis=-2, keepdims=True)
     ok = out[..., live, :]
     assert np.all(ok >= lo - 1e-4) and np.all(ok <= hi + 1e-4)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 7, 100])
+def test_chunked_attention_equals_full(chunk_size):
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((2, 3, 10, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 3, 12, 8)).astype(np.float32)
+    v = rng.standard_normal((2, 3, 12, 5)).astype(np.float32)
+    for mask in (None, np.tril(np.ones((10, 12), bool)), rng.random((2, 1, 1, 12)) < 0.7):
+        expected, _ = scaled_dot_product_attention(q, k, v, mask)
+        got = chunked_attention(q, k, v, mask, chunk_size=chunk_size)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_chunked_attention_bounds_peak_memory():
+    import tracemalloc
+
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((1024, 16)).astype(np.float32) for _ in range(3))
+    score_bytes = 1024 * 1024 * 4
+    tracemalloc.start()
+    chunked_attention(q, k, v, chunk_size=64)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < score_bytes / 4

@@ -1,0 +1,87 @@
+"""Attention speed against sequence length: textbook numpy vs minitf (vs PyTorch if installed).
+
+    python benchmarks/attention.py [--lengths 128 256 512 1024] [--repeats 5]
+
+Prints time and GFLOP/s per length, the target configuration (B=8, H=8, L=512, d=64,
+float32, causal mask) against torch's scaled_dot_product_attention with the same number of
+threads, and the peak memory of full vs chunked attention at L=4096.
+"""
+
+import argparse
+import os
+
+import numpy as np
+from common import machine_line
+
+from minitf.attention import chunked_attention, scaled_dot_product_attention
+from minitf.cost import attention_flops, peak_memory, random_qkv, time_attention
+
+
+def textbook_attention(q, k, v, mask=None):
+    """What one writes first: np.sqrt(d) is a float64 scalar, so float32 input is upcast."""
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ v, weights
+
+
+def torch_sdpa():
+    """torch's CPU scaled_dot_product_attention as fn(q, k, v, mask), or None."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None, None
+    torch.set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count())))
+
+    def run(q, k, v, mask):
+        q, k, v = (torch.from_numpy(a) for a in (q, k, v))
+        with torch.no_grad():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=mask is not None).numpy()
+
+    return run, torch.__version__
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 256, 512, 1024, 2048])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--heads", type=int, default=8)
+    args = parser.parse_args()
+    torch_fn, torch_version = torch_sdpa()
+    torch_note = f"torch {torch_version}" if torch_version else "torch: not installed"
+    print(f"{machine_line()} | {torch_note}")
+    d, heads = 64, (args.heads,)
+
+    print(f"\nbatch (h={args.heads}), d=64, float32, no mask: best of {args.repeats}")
+    print(f"{'L':>6} {'textbook ms':>12} {'minitf ms':>10} {'GFLOP/s':>8}"
+          + (f" {'torch ms':>9}" if torch_fn else ""))
+    for n in args.lengths:
+        flops = attention_flops(n, n, d, batch=args.heads)
+        t_naive = time_attention(n, d, heads, args.repeats, fn=textbook_attention)
+        t_ours = time_attention(n, d, heads, args.repeats)
+        line = f"{n:>6} {t_naive * 1e3:>12.2f} {t_ours * 1e3:>10.2f} {flops / t_ours / 1e9:>8.1f}"
+        if torch_fn:
+            line += f" {time_attention(n, d, heads, args.repeats, fn=torch_fn) * 1e3:>9.2f}"
+        print(line)
+
+    print("\ntarget: B=8, H=8, L=512, d=64, float32, causal mask")
+    t_ours = time_attention(512, d, (8, 8), args.repeats, causal=True)
+    t_naive = time_attention(512, d, (8, 8), args.repeats, causal=True, fn=textbook_attention)
+    print(f"  textbook {t_naive * 1e3:.1f} ms, minitf {t_ours * 1e3:.1f} ms")
+    if torch_fn:
+        t_torch = time_attention(512, d, (8, 8), args.repeats, causal=True, fn=torch_fn)
+        print(f"  torch {t_torch * 1e3:.1f} ms -> minitf / torch = {t_ours / t_torch:.2f}x")
+
+    n = 4096
+    q, k, v = random_qkv(n, d)
+    full = peak_memory(scaled_dot_product_attention, q, k, v)
+    chunked = peak_memory(chunked_attention, q, k, v, chunk_size=256)
+    print(f"\npeak memory at L={n}, d=64, float32: full {full / 2**20:.1f} MiB, "
+          f"chunked (256 queries) {chunked / 2**20:.1f} MiB ({full / chunked:.0f}x less)")
+
+
+if __name__ == "__main__":
+    main()

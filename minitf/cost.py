@@ -1,0 +1,53 @@
+"""What attention costs: counted FLOPs and bytes, and measured time and peak memory.
+
+Used by notebook 02 and by benchmarks/attention.py, so the course's plot and the measured
+figures come from the same code.
+"""
+
+import time
+import tracemalloc
+
+import numpy as np
+
+from .attention import causal_mask, scaled_dot_product_attention
+
+
+def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):
+    """Multiply-adds ×2 of the two matrix products: Q Kᵀ (L_q·L_k·d_k) and A V (L_q·L_k·d_v)."""
+    d_v = d_k if d_v is None else d_v
+    return 2 * batch * L_q * L_k * (d_k + d_v)
+
+
+def score_bytes(L_q, L_k, batch=1, dtype=np.float32):
+    """Bytes of one (batch, L_q, L_k) score matrix."""
+    return batch * L_q * L_k * np.dtype(dtype).itemsize
+
+
+def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal(batch + (n, d), dtype=np.float64).astype(dtype)
+                 for _ in range(3))
+
+
+def time_attention(n, d=64, batch=(), repeats=5, causal=False, fn=None):
+    """Best wall time (s) of fn(q, k, v, mask) on random float32 inputs of length n."""
+    fn = fn or scaled_dot_product_attention
+    q, k, v = random_qkv(n, d, batch)
+    mask = causal_mask(n) if causal else None
+    fn(q, k, v, mask)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(q, k, v, mask)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_memory(fn, *args, **kwargs):
+    """Peak bytes allocated by numpy (through tracemalloc) while fn(*args, **kwargs) runs."""
+    tracemalloc.start()
+    try:
+        fn(*args, **kwargs)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
