@@ -1,0 +1,113 @@
+"""Pictures for the course: attention heatmaps and labelled matrices.
+
+This is the only module of minitf that imports matplotlib; everything else is plain numpy.
+Chinese labels are drawn with a small font shipped in ``minitf/fonts`` (see its README), so
+plots look the same on every machine, with or without a system CJK font.
+"""
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import font_manager
+
+CJK_FONT_PATH = Path(__file__).resolve().parent / "fonts" / "minitf-cjk.otf"
+CJK_FAMILY = "minitf CJK"
+
+__all__ = ["CJK_FAMILY", "CJK_FONT_PATH", "attention_heatmap", "plot_matrix", "use_cjk_font"]
+
+
+def use_cjk_font():
+    """Make matplotlib draw Chinese characters with the bundled font. Safe to call repeatedly.
+
+    The font is appended to ``rcParams["font.family"]``, so Latin text keeps the default font
+    and matplotlib falls back to ours glyph by glyph (matplotlib >= 3.6). Returns the family name.
+    """
+    if not any(f.name == CJK_FAMILY for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(str(CJK_FONT_PATH))
+    families = plt.rcParams["font.family"]
+    if isinstance(families, str):
+        families = [families]
+    if CJK_FAMILY not in families:
+        plt.rcParams["font.family"] = [*families, CJK_FAMILY]
+    return CJK_FAMILY
+
+
+def plot_matrix(
+    matrix,
+    *,
+    x_labels=None,
+    y_labels=None,
+    ax=None,
+    title=None,
+    xlabel=None,
+    ylabel=None,
+    colorbar=True,
+    annotate=False,
+    fmt=".2f",
+    **imshow_kwargs,
+):
+    """Draw a 2-D array as an image, one cell per entry, with optional labels on both axes.
+
+    ``annotate=True`` writes each value in its cell (for small matrices). Extra keyword
+    arguments go to ``imshow`` (``cmap``, ``vmin``, ``vmax``...). Returns the Axes.
+    """
+    m = np.asarray(matrix)
+    if m.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix, got shape {m.shape}")
+    if m.dtype == bool:
+        m = m.astype(float)
+    n_rows, n_cols = m.shape
+    for labels, n, name in ((x_labels, n_cols, "x_labels"), (y_labels, n_rows, "y_labels")):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{name} has {len(labels)} entries for {n} {name[0]} positions")
+
+    use_cjk_font()
+    if ax is None:
+        size = (min(12, max(3.5, 0.45 * n_cols + 2)), min(10, max(3, 0.45 * n_rows + 1)))
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    image = ax.imshow(m, aspect="auto", interpolation="nearest", **imshow_kwargs)
+
+    if x_labels is not None:
+        x_labels = [str(t) for t in x_labels]
+        tilt = any(len(t) > 2 for t in x_labels)
+        ax.set_xticks(range(n_cols), x_labels, rotation=45 if tilt else 0,
+                      ha="right" if tilt else "center", rotation_mode="anchor")
+    if y_labels is not None:
+        ax.set_yticks(range(n_rows), [str(t) for t in y_labels])
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax)
+    if annotate:
+        # Dark text on light cells and light text on dark ones.
+        mid = (image.norm.vmin + image.norm.vmax) / 2
+        for (i, j), value in np.ndenumerate(m):
+            ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=8,
+                    color="black" if value > mid else "white")
+    return ax
+
+
+def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None, **kwargs):
+    """Heatmap of attention weights ``(L_q, L_k)``: one row per query, one column per key.
+
+    Colours run from 0 to 1 so maps of different heads or layers can be compared; pass
+    ``vmax=None`` to stretch the colours to the largest weight instead. Other keyword arguments
+    go to :func:`plot_matrix` (``annotate=True``, ``cmap=...``). Returns the Axes.
+    """
+    w = np.asarray(weights)
+    if w.ndim != 2:
+        raise ValueError(
+            f"expected weights of shape (L_q, L_k), got {w.shape}; "
+            "pick one batch item and head first, e.g. weights[0, h]"
+        )
+    kwargs.setdefault("vmin", 0.0)
+    kwargs.setdefault("vmax", 1.0)
+    kwargs.setdefault("cmap", "viridis")
+    kwargs.setdefault("xlabel", "key")
+    kwargs.setdefault("ylabel", "query")
+    return plot_matrix(w, x_labels=x_labels, y_labels=y_labels, ax=ax, title=title, **kwargs)

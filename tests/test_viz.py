@@ -1,0 +1,97 @@
+"""Plots: Chinese labels render with a real font and without warnings."""
+
+import subprocess
+import sys
+import warnings
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
+
+from minitf import viz
+
+SOURCE = ["one", "thousand", "five", "<eos>"]
+TARGET = ["<bos>", "一", "千", "零", "五"]
+
+
+@pytest.fixture(autouse=True)
+def clean_matplotlib():
+    plt.switch_backend("Agg")
+    with matplotlib.rc_context():
+        yield
+    plt.close("all")
+
+
+def weights(rows, cols, seed=0):
+    w = np.random.default_rng(seed).random((rows, cols))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def test_heatmap_with_chinese_labels_emits_no_warnings(tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ax = viz.attention_heatmap(weights(5, 4), x_labels=SOURCE, y_labels=TARGET,
+                                   title="一千零五", annotate=True)
+        ax.figure.savefig(tmp_path / "heatmap.png")
+    assert [str(w.message) for w in caught] == []
+
+
+def test_chinese_glyph_comes_from_a_font_that_has_it():
+    viz.use_cjk_font()
+    # matplotlib tries the families in order and takes the first font holding the glyph.
+    for family in plt.rcParams["font.family"]:
+        path = font_manager.findfont(font_manager.FontProperties(family=[family]),
+                                     fallback_to_default=False)
+        if ord("千") in FT2Font(path).get_charmap():
+            break
+    else:
+        pytest.fail("no font in rcParams['font.family'] has 千")
+    assert family == viz.CJK_FAMILY
+    assert path == str(viz.CJK_FONT_PATH)
+    # Latin text keeps the default font.
+    assert plt.rcParams["font.family"][0] != viz.CJK_FAMILY
+
+
+def test_bundled_font_covers_the_task_vocabulary():
+    charmap = FT2Font(str(viz.CJK_FONT_PATH)).get_charmap()
+    assert all(ord(c) in charmap for c in "零〇一二两三四五六七八九十百千万亿，。")
+
+
+def test_use_cjk_font_is_idempotent():
+    viz.use_cjk_font()
+    viz.use_cjk_font()
+    assert list(plt.rcParams["font.family"]).count(viz.CJK_FAMILY) == 1
+    registered = [f for f in font_manager.fontManager.ttflist if f.name == viz.CJK_FAMILY]
+    assert len(registered) == 1
+
+
+def test_heatmap_labels_colourbar_and_axes():
+    fig, ax = plt.subplots()
+    assert viz.attention_heatmap(weights(5, 4), SOURCE, TARGET, ax=ax, title="t") is ax
+    assert [t.get_text() for t in ax.get_xticklabels()] == SOURCE
+    assert [t.get_text() for t in ax.get_yticklabels()] == TARGET
+    assert len(fig.axes) == 2  # the heatmap and its colourbar
+    assert ax.images[0].get_array().shape == (5, 4)
+    assert ax.images[0].norm.vmin == 0.0 and ax.images[0].norm.vmax == 1.0
+
+
+def test_heatmap_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="weights\\[0, h\\]"):
+        viz.attention_heatmap(np.zeros((1, 2, 3, 3)))
+    with pytest.raises(ValueError, match="x_labels"):
+        viz.attention_heatmap(weights(2, 3), x_labels=["a", "b"])
+
+
+def test_plot_matrix_draws_boolean_masks():
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    ax = viz.plot_matrix(mask, colorbar=False, annotate=True, fmt=".0f")
+    assert ax.images[0].get_array().dtype.kind == "f"
+    assert [t.get_text() for t in ax.texts] == ["1", "0", "0", "1", "1", "0", "1", "1", "1"]
+
+
+def test_matplotlib_is_imported_only_by_viz():
+    code = "import sys, minitf; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,74 @@
+"""Build minitf/fonts/minitf-cjk.otf: a subset of Noto Sans CJK SC for Chinese plot labels.
+
+The full Noto Sans CJK font is about 16 MB; the course only needs the characters a learner is
+likely to type, so we keep GB2312's common punctuation, full-width forms and its 3,755
+level-1 hanzi (which include every Chinese numeral). The result is renamed so it can never be
+mistaken for the full font.
+
+Usage: python tools/make_cjk_font.py SOURCE [FACE_INDEX]
+
+SOURCE is NotoSansCJK-Regular.ttc (face 2 is SC) or NotoSansCJKsc-Regular.otf (face 0), e.g. from
+the noto-cjk-sans-otc wheel on PyPI or Debian's fonts-noto-cjk package.
+"""
+
+import sys
+from pathlib import Path
+
+from fontTools import subset
+from fontTools.ttLib import TTFont
+
+OUT = Path(__file__).resolve().parent.parent / "minitf" / "fonts" / "minitf-cjk.otf"
+FAMILY = "minitf CJK"
+PS_NAME = "minitfCJK-Regular"
+
+
+def gb2312_rows(rows):
+    """Characters of the given GB2312 rows (1-based, 94 cells each)."""
+    raw = bytes(b for row in rows for cell in range(1, 95) for b in (0xA0 + row, 0xA0 + cell))
+    return {c for c in raw.decode("gb2312", errors="ignore") if not c.isspace()}
+
+
+def charset():
+    # Row 1: CJK punctuation, row 3: full-width ASCII, rows 16-55: level-1 hanzi.
+    chars = gb2312_rows([1, 3, *range(16, 56)])
+    chars |= set("〇两亿")  # numerals a number-to-Chinese task may use
+    return sorted(chars)
+
+
+def main(source, face=2):
+    font = TTFont(source, fontNumber=face, recalcTimestamp=False)
+    options = subset.Options()
+    # matplotlib lays text out glyph by glyph (no GSUB/GPOS) and hints with FreeType's
+    # autohinter, so layout tables, vertical metrics and font hints would only add bytes.
+    options.layout_features = []
+    options.drop_tables += ["BASE", "GDEF", "GPOS", "GSUB", "VORG", "vhea", "vmtx"]
+    options.hinting = False
+    options.name_IDs = [0, 1, 2, 3, 4, 5, 6, 13, 14]  # keep copyright and licence entries
+    options.name_languages = [0x409]
+    options.notdef_outline = True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=[ord(c) for c in charset()])
+    subsetter.subset(font)
+
+    names = font["name"]
+    for record in list(names.names):
+        if record.nameID in (1, 3, 4, 6):
+            names.removeNames(nameID=record.nameID)
+    names.setName(FAMILY, 1, 3, 1, 0x409)
+    names.setName(f"{PS_NAME};subset of Noto Sans CJK SC", 3, 3, 1, 0x409)
+    names.setName(FAMILY, 4, 3, 1, 0x409)
+    names.setName(PS_NAME, 6, 3, 1, 0x409)
+    cff = font["CFF "].cff
+    cff.fontNames = [PS_NAME]
+    cff.topDictIndex[0].FullName = FAMILY
+    cff.topDictIndex[0].FamilyName = FAMILY
+
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    font.save(OUT)
+    print(f"wrote {OUT} ({len(charset())} characters, {OUT.stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    main(sys.argv[1], *(int(a) for a in sys.argv[2:]))
