@@ -1,0 +1,46 @@
+# Everything runs from .venv; no activation needed. `make test` is what CI runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# `make notebooks NB=notebooks/01_single_query_attention.ipynb` runs just that one.
+NB ?=
+
+# One BLAS thread and a fixed hash seed, so a float prints the same digits when
+# `make notebooks` stores an output and when `make test` compares it.
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+export PYTHONHASHSEED := 0
+export JUPYTER_PLATFORM_DIRS := 1
+
+.PHONY: lab test notebooks clean
+
+# Reinstall only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e '.[dev]'
+	touch $@
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+# MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
+# show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).
+test: $(STAMP)
+	$(BIN)/ruff check .
+	MPLBACKEND=Agg $(BIN)/pytest tests
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
+		echo "$(BIN)/pytest --nbval --nbval-current-env notebooks/"; \
+		$(BIN)/pytest --nbval --nbval-current-env notebooks/; \
+	else \
+		echo "No notebooks found in notebooks/; skipping nbval."; \
+	fi
+
+notebooks: $(STAMP)
+	$(BIN)/python tools/run_notebooks.py $(NB)
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . \( -path ./$(VENV) -o -path ./.git \) -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -print \
+		| xargs rm -rf
