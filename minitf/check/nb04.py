@@ -1,3 +1,91 @@
-"""Checkers for the exercises of notebook 04."""
+"""Checkers for the exercises of notebook 04 (positional encoding).
 
-__all__ = []
+Each checker compares the learner's function with minitf on a few cases; when the answer
+is wrong it also tries the usual mistakes and, if one of them reproduces the learner's
+output, says which.
+"""
+
+import numpy as np
+
+from ..positional import rope, sinusoidal_encoding
+from .nb03 import _check_with_hints
+
+__all__ = ["check_rope", "check_sinusoidal"]
+
+
+# --- the sinusoidal table -------------------------------------------------------------
+
+def _table(max_len, d_model, *, exponent="2i", swap=False):
+    """The sinusoidal table, and (with other flags) the usual wrong versions.
+
+    exponent "2i": the paper's 10000^(2i/d) for both columns of pair i;
+    "i": 10000^(i/d); "column": 10000^(j/d) with j the column index (odd columns off by one).
+    """
+    pos = np.arange(max_len)[:, None]  # (max_len, 1)
+    column = np.arange(d_model)  # (d_model,)
+    pair = column // 2
+    power = {"2i": 2 * pair, "i": pair, "column": column}[exponent] / d_model
+    angles = pos / 10000.0 ** power  # (max_len, d_model)
+    sin_cols = column % 2 == (1 if swap else 0)
+    return np.where(sin_cols, np.sin(angles), np.cos(angles))
+
+
+def _reference_table(max_len, d_model):
+    return sinusoidal_encoding(max_len, d_model, dtype=np.float64)
+
+
+def check_sinusoidal(fn):
+    """fn(max_len, d_model) -> (max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
+    PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
+    cases = [(4, 2), (10, 8), (30, 16)]
+    mistakes = [
+        (lambda n, d: _table(n, d, swap=True),
+         "sin and cos are swapped: even columns (0, 2, ...) hold sin, odd columns hold cos"),
+        (lambda n, d: _table(n, d, exponent="column"),
+         "the odd columns use the exponent (2i+1)/d; both columns of a pair share 2i/d "
+         "(column 2i+1 is the cos of the same angle as column 2i)"),
+        (lambda n, d: _table(n, d, exponent="i"),
+         "the exponent is i/d; it should be 2i/d, with i the pair number (column // 2)"),
+    ]
+    return _check_with_hints("sinusoidal", fn, _reference_table, cases, mistakes,
+                             rtol=1e-5, atol=1e-5)
+
+
+# --- rotary position embedding --------------------------------------------------------
+
+def _rotate(x, *, layout="pairs", sign=1.0):
+    """RoPE with positions 0..L-1, and (with other flags) the usual wrong versions.
+
+    layout "pairs": rotate (x[2i], x[2i+1]) as minitf does; "halves": rotate
+    (x[i], x[i + d/2]); sign -1 turns the other way.
+    """
+    L, d = x.shape[-2], x.shape[-1]
+    angles = sign * np.arange(L)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (L, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    if layout == "pairs":
+        first, second = x[..., 0::2], x[..., 1::2]
+    else:
+        first, second = x[..., : d // 2], x[..., d // 2:]
+    new_first, new_second = first * cos - second * sin, first * sin + second * cos
+    out = np.empty_like(x)
+    if layout == "pairs":
+        out[..., 0::2], out[..., 1::2] = new_first, new_second
+    else:
+        out[..., : d // 2], out[..., d // 2:] = new_first, new_second
+    return out
+
+
+def check_rope(fn):
+    """fn(x) for x (..., L, d): rotate each pair (x[2i], x[2i+1]) of position m by the angle
+    m / 10000^(2i/d)."""
+    rng = np.random.default_rng(6)
+    cases = [(rng.normal(size=shape),) for shape in [(4, 2), (6, 8), (2, 3, 5, 4)]]
+    mistakes = [
+        (lambda x: _rotate(x, sign=-1.0),
+         "your rotation turns the wrong way: the new pair is "
+         "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)"),
+        (lambda x: _rotate(x, layout="halves"),
+         "you paired dimension i with i + d/2 (the 'rotate half' layout); minitf pairs "
+         "neighbours: (x[2i], x[2i+1])"),
+    ]
+    return _check_with_hints("rope", fn, rope, cases, mistakes)
