@@ -36,7 +36,7 @@ def _check_positions(x, start, max_len):
 class SinusoidalPositionalEncoding(Module):
     """x (..., L, d_model) -> x + PE[start:start+L]. No parameters."""
 
-    def __init__(self, d_model, max_len=512, *, dtype=np.float32):
+    def __init__(self, max_len, d_model, *, dtype=np.float32):
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
         self.table = sinusoidal_encoding(max_len, d_model, dtype)
@@ -74,7 +74,7 @@ class LearnedPositionalEmbedding(Module):
 
 
 def rope(x, positions=None, base=10000.0):
-    """Rotary position embedding for x (..., L, d) with even d.
+    """Rotary position embedding for x (..., L, d) with even d; positions (L,), default 0..L-1.
 
     Pairs (x[2i], x[2i+1]) are rotated by the angle pos / base^(2i/d), so that
     rope(q)_m · rope(k)_n depends on q, k and the offset m − n only.
@@ -84,6 +84,9 @@ def rope(x, positions=None, base=10000.0):
     if d % 2:
         raise ValueError(f"rope needs an even feature size, got {d}")
     positions = np.arange(L) if positions is None else np.asarray(positions)
+    if positions.shape != (L,):
+        raise ValueError(f"positions must have shape (L,) = ({L},), one per row of x; "
+                         f"got shape {positions.shape}")
     angles = positions[:, None] / base ** (np.arange(0, d, 2) / d)  # (L, d/2)
     cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]

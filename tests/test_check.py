@@ -43,3 +43,12 @@ def test_describe_difference():
     assert "dtype int64, expected bool" in describe_difference(np.ones(2, int), np.ones(2, bool))
     assert describe_difference(np.array([True, False]), np.array([True, True])).startswith(
         "1 of 2 entries differ; first at index (1,)")
+
+
+def test_star_import_gives_every_checker():
+    import minitf.check as check
+
+    namespace = {}
+    exec("from minitf.check import *", namespace)
+    checkers = [n for n in dir(check) if n.startswith("check_") and n != "check_function"]
+    assert checkers and all(name in namespace for name in checkers)

@@ -68,7 +68,7 @@ def test_self_attention_is_permutation_equivariant_without_positions():
     mouse_bites_cat = cat_bites_mouse[:, ::-1]
     out1, out2 = encoder(emb(cat_bites_mouse)), encoder(emb(mouse_bites_cat))
     np.testing.assert_allclose(out2, out1[:, ::-1], rtol=1e-5, atol=1e-5)
-    pe = SinusoidalPositionalEncoding(16, 10)
+    pe = SinusoidalPositionalEncoding(10, 16)
     out1, out2 = encoder(pe(emb(cat_bites_mouse))), encoder(pe(emb(mouse_bites_cat)))
     assert not np.allclose(out2, out1[:, ::-1], atol=1e-3)
 
@@ -121,7 +121,7 @@ def test_float32_in_float32_out_everywhere():
     assert MultiHeadAttention(8, 2, rng=0)(x, memory).dtype == np.float32
     assert EncoderLayer(8, 2, 16, norm_first=True, rng=0)(x).dtype == np.float32
     assert DecoderLayer(8, 2, 16, rng=0)(x, memory).dtype == np.float32
-    assert SinusoidalPositionalEncoding(8)(x).dtype == np.float32
+    assert SinusoidalPositionalEncoding(10, 8)(x).dtype == np.float32
     assert LearnedPositionalEmbedding(10, 8, rng=0)(x).dtype == np.float32
     assert Embedding(5, 8, rng=0)(np.array([[1, 2]])).dtype == np.float32
     model = small_model()
@@ -204,7 +204,9 @@ def test_incremental_decoding_with_cache_matches_full_decoding():
         (lambda: small_model()(SRC, TGT + 5), "outside the vocabulary 0..8"),
         (lambda: small_model()(SRC, TGT[:1]), "src has batch size 2 but tgt_in has 1"),
         (lambda: small_model()(SRC[0], TGT), r"src must have shape \(B, L\)"),
-        (lambda: SinusoidalPositionalEncoding(8, 4)(np.ones((1, 5, 8))), "exceed max_len=4"),
+        (lambda: SinusoidalPositionalEncoding(4, 8)(np.ones((1, 5, 8))), "exceed max_len=4"),
+        (lambda: rope(np.ones((5, 4)), positions=3), r"positions must have shape \(L,\) = \(5,\)"),
+        (lambda: rope(np.ones((5, 4)), positions=[3]), r"got shape \(1,\)"),
         (lambda: FeedForward(8, 4, "tanh"), "activation must be one of"),
     ],
 )
