@@ -11,9 +11,12 @@ reusing the keys and values of earlier steps (the KV cache); `use_cache=False` r
 the whole prefix each step. Both give the same tokens.
 """
 
+import numbers
+
 import numpy as np
 
-from .attention import padding_mask
+from .attention import padding_mask, softmax
+from .module import as_rng
 
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 
@@ -30,6 +33,15 @@ def _check_int(value, name, low):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
     return int(value)
+
+
+def _check_real(value, name, low, high, low_open=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+            (low < value if low_open else low <= value) and value <= high
+            and np.isfinite(value)):
+        bounds = f"{'(' if low_open else '['}{low}, {high}{')' if high == np.inf else ']'}"
+        raise ValueError(f"{name} must be a number in {bounds}, got {value!r}")
+    return float(value)
 
 
 def _check_max_len(model, max_len):
@@ -88,7 +100,7 @@ def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
             done |= ys[:, t + 1] == eos_id
             if done.all():
                 break
-    return ys[:, 1:t + 2]  # (B, T)
+    return ys[:, 1:t + 2].copy()  # (B, T)
 
 
 def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cache=True):
@@ -99,3 +111,153 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
     """
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache,
                         lambda logits: logits.argmax(axis=-1))
+
+
+def top_k_mask(logits, k):
+    """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id."""
+    k = _check_int(k, "top_k", 1)
+    order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), largest first
+    keep = np.zeros(logits.shape, dtype=bool)
+    np.put_along_axis(keep, order[..., :k], True, axis=-1)
+    return keep
+
+
+def top_p_mask(probs, p):
+    """probs (..., V) -> bool (..., V): the nucleus, the smallest set of most probable tokens
+    whose total probability reaches p (at least one token; ties go to the lower id).
+
+    A token is kept when the tokens more probable than it hold less than p of the mass.
+    """
+    p = _check_real(p, "top_p", 0, 1)
+    if p == 1:
+        return np.ones(probs.shape, dtype=bool)
+    order = np.argsort(-probs, axis=-1, kind="stable")  # (..., V), most probable first
+    sorted_probs = np.take_along_axis(probs, order, axis=-1)
+    mass = np.cumsum(sorted_probs, axis=-1)
+    before = mass - sorted_probs  # the mass of the tokens ranked above each one
+    before[..., 0] = 0
+    keep = np.zeros(probs.shape, dtype=bool)
+    np.put_along_axis(keep, order, before < p * mass[..., -1:], axis=-1)
+    return keep
+
+
+def _inverse_cdf(probs, rng):
+    """probs (B, V), not necessarily normalised -> (B,) ids, one rng.random draw per row."""
+    cdf = np.cumsum(probs, axis=-1)  # (B, V)
+    total = cdf[:, -1]
+    u = np.minimum(rng.random(len(cdf), dtype=cdf.dtype) * total, np.nextafter(total, 0))
+    return (cdf <= u[:, None]).sum(axis=-1)  # the first id whose cdf exceeds u
+
+
+def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=None,
+           bos_id=BOS_ID, eos_id=EOS_ID, use_cache=True):
+    """src (B, L_s) ids -> (B, T) ids drawn from softmax(logits / temperature) at each step.
+
+    top_k keeps the k most probable tokens, then top_p keeps the nucleus of what is left
+    (see top_k_mask, top_p_mask); the kept probabilities are renormalised. rng is a
+    np.random.Generator or an int seed: the same seed gives the same tokens. Stopping and
+    padding as in greedy_decode.
+    """
+    temperature = _check_real(temperature, "temperature", 0, np.inf)
+    if top_k is not None:
+        top_k = _check_int(top_k, "top_k", 1)
+    if top_p is not None:
+        top_p = _check_real(top_p, "top_p", 0, 1)
+    rng = as_rng(rng)
+
+    def choose(logits):
+        shifted = logits - logits.max(axis=-1, keepdims=True)  # a tiny temperature cannot overflow
+        scaled = shifted / logits.dtype.type(temperature)
+        if top_k is not None:
+            scaled = np.where(top_k_mask(scaled, top_k), scaled, -np.inf)
+        probs = softmax(scaled)
+        if top_p is not None:
+            probs = np.where(top_p_mask(probs, top_p), probs, 0)
+        return _inverse_cdf(probs, rng)
+
+    return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose)
+
+
+def log_softmax(x):
+    """log softmax(x) along the last axis, stable: x − max − log Σ exp(x − max)."""
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _length_penalty(length, alpha):
+    """GNMT's lp = ((5 + length) / 6) ** alpha; a hypothesis scores log p / lp (alpha=0: log p)."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _reorder_cache(cache, index):
+    """Every self-attention cache array, "k" and "v" (N, h, L, d_k), takes its rows from
+    `index` (N,). Cross-attention entries are left alone: every beam of a source shares them.
+    """
+    for layer in cache:
+        entry = layer["self_attn"]
+        for name, value in entry.items():
+            if isinstance(value, np.ndarray):
+                entry[name] = value[index]
+
+
+def _pad_rows(rows):
+    """A list of 1-D id arrays -> (len(rows), longest) int64, <pad> after each."""
+    out = np.full((len(rows), max(map(len, rows), default=0)), PAD_ID, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out
+
+
+def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=BOS_ID,
+                eos_id=EOS_ID, use_cache=True, return_all=False):
+    """src (B, L_s) ids -> (B, T) ids: the best of beam_size hypotheses per source row.
+
+    Each step every live hypothesis is extended by every token and the most probable
+    extensions (by total log-probability; they all have the same length) are kept. One that
+    ends in eos_id is finished and leaves the beam, which narrows by one, so a row is done
+    when beam_size hypotheses have finished; those still live at max_len count as well.
+    Finished hypotheses of different lengths are then ranked by log p / lp(len), GNMT's
+    lp(len) = ((5 + len) / 6) ** length_penalty (len counts the eos; 0 ranks by log p).
+    beam_size=1 is greedy_decode. Stopping and padding as there.
+
+    return_all=True also returns, per row, a list of (ids, score) best first.
+    """
+    K = _check_int(beam_size, "beam_size", 1)
+    alpha = _check_real(length_penalty, "length_penalty", 0, np.inf, low_open=False)
+    memory, memory_mask = _start(model, src, max_len, copies=K)
+    B = memory.shape[0] // K
+    cache = model.new_cache() if use_cache else None
+    ys = np.full((B * K, max_len + 1), PAD_ID, dtype=np.int64)  # row b*K + k: beam k of source b
+    ys[:, 0] = bos_id
+    scores = np.full((B, K), -np.inf, dtype=memory.dtype)  # -inf: an empty slot
+    scores[:, 0] = 0
+    finished = [[] for _ in range(B)]  # per source: (ids, log p)
+    width = np.full(B, K)  # how many hypotheses may still be extended
+    for t in range(max_len):
+        logp = log_softmax(_next_logits(model, ys[:, :t + 1], memory, memory_mask, cache))
+        V = logp.shape[-1]
+        candidates = (scores[:, :, None] + logp.reshape(B, K, V)).reshape(B, K * V)
+        best = np.argsort(-candidates, axis=-1, kind="stable")[:, :K]  # (B, K)
+        best_scores = np.take_along_axis(candidates, best, axis=-1)
+        beam, token = np.divmod(best, V)  # (B, K) each
+        kept = (np.arange(K) < width[:, None]) & np.isfinite(best_scores)
+        ends = kept & (token == eos_id) if eos_id is not None else np.zeros_like(kept)
+        index = (np.arange(B)[:, None] * K + beam).reshape(-1)  # (B*K,) rows to carry on
+        ys = ys[index]
+        ys[:, t + 1] = token.reshape(-1)
+        for b, k in zip(*np.nonzero(ends)):
+            finished[b].append((ys[b * K + k, 1:t + 2].copy(), best_scores[b, k]))
+        live = kept & ~ends
+        scores = np.where(live, best_scores, -np.inf)
+        width -= ends.sum(axis=-1)
+        if cache is not None:
+            _reorder_cache(cache, index)
+        if not live.any():
+            break
+    for b, k in zip(*np.nonzero(np.isfinite(scores))):  # still live at max_len
+        finished[b].append((ys[b * K + k, 1:].copy(), scores[b, k]))
+    ranked = [sorted(((ids, float(logp) / _length_penalty(len(ids), alpha))
+                      for ids, logp in row), key=lambda hyp: -hyp[1])
+              for row in finished]
+    out = _pad_rows([row[0][0] for row in ranked])
+    return (out, ranked) if return_all else out
