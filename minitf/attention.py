@@ -23,10 +23,11 @@ def softmax(x, axis=-1):
 def _softmax_inplace(x, axis=-1):
     """softmax that overwrites the float array `x` and returns it."""
     row_max = np.max(x, axis=axis, keepdims=True)
-    if np.isnan(row_max).any() or np.isposinf(row_max).any():
-        raise ValueError("softmax input contains NaN or +inf")
-    # A fully masked row has max -inf; subtracting 0 keeps it -inf, and exp gives 0.
-    row_max[np.isneginf(row_max)] = 0
+    if not np.isfinite(row_max).all():
+        if np.isnan(row_max).any() or np.isposinf(row_max).any():
+            raise ValueError("softmax input contains NaN or +inf")
+        # A fully masked row has max -inf; subtracting 0 keeps it -inf, and exp gives 0.
+        row_max[np.isneginf(row_max)] = 0
     x -= row_max
     np.exp(x, out=x)
     total = np.sum(x, axis=axis, keepdims=True)

@@ -61,7 +61,8 @@ class Transformer(Module):
 
         The target may look only at itself and earlier positions (causal mask) and not at
         padding. With a `cache` (see `new_cache`), tgt_in holds only the newest positions,
-        starting at position `start`, and earlier keys and values come from the cache.
+        starting at position `start`, and earlier keys and values come from the cache;
+        the target is then assumed to hold no <pad> (generation never feeds one).
         """
         tgt_in = self._check_tokens(tgt_in, "tgt_in", start)
         L = tgt_in.shape[1]
