@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab test notebooks clean
+.PHONY: lab test notebooks slides clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -39,6 +39,13 @@ test: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py $(NB)
+
+# The instructor's decks, for a screen with no network: build/slides/index.html and one
+# NN_topic.slides.html per notebook, with reveal.js and MathJax in build/slides/vendor/
+# (fetched once with npm into build/npm-cache/). `make slides NB=notebooks/05_encoder.ipynb`
+# rebuilds just that deck.
+slides: $(STAMP)
+	$(BIN)/python tools/build_slides.py $(NB)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

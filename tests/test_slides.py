@@ -1,0 +1,217 @@
+"""The instructor's decks (`make slides`): one offline reveal.js deck per notebook.
+
+Builds every notebook in notebooks/ plus a small fixture notebook (one cell of each slide type)
+with tools/build_slides.py into a temporary folder, then reads the HTML; no browser needed.
+The first run fetches reveal.js and MathJax with npm into build/npm-cache/; later runs reuse it.
+"""
+
+import base64
+import html
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+BUILD = ROOT / "tools" / "build_slides.py"
+CACHE = ROOT / "build" / "npm-cache"
+
+pytestmark = pytest.mark.slow
+
+NOTE_MARKER = "speakernotemarker"
+SKIP_MARKER = "skippedcellmarker"
+# A 1x1 PNG, as a plot's output and as an image file next to the fixture notebook.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def _cell(cell, slide_type):
+    cell.metadata["slideshow"] = {"slide_type": slide_type}
+    return cell
+
+
+def _fixture_notebook(folder):
+    (folder / "figure.png").write_bytes(PNG)
+    plot = new_code_cell("plt.plot([1, 2])", execution_count=2)
+    plot.outputs = [new_output("display_data", data={
+        "image/png": base64.b64encode(PNG).decode(), "text/plain": "<Figure>"})]
+    printed = new_code_cell("print(1 + 1)", execution_count=1)
+    printed.outputs = [new_output("stream", name="stdout", text="fixtureoutput 2\n")]
+    nb = new_notebook(cells=[
+        _cell(new_markdown_cell("# Fixture deck\n\nThe first slide."), "slide"),
+        _cell(new_markdown_cell(f"Say this out loud: {NOTE_MARKER}."), "notes"),
+        _cell(new_markdown_cell("## Math\n\n$$z = \\sum_i \\alpha_i v_i$$"), "slide"),
+        _cell(new_markdown_cell(f"Only in the notebook: {SKIP_MARKER}."), "skip"),
+        _cell(printed, "subslide"),
+        _cell(new_markdown_cell("A fragment."), "fragment"),
+        _cell(new_markdown_cell("Same slide, no new section."), "-"),
+        _cell(plot, "slide"),
+        _cell(new_markdown_cell("![a figure](figure.png)"), "slide"),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = folder / "99_fixture.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    src = tmp_path_factory.mktemp("nb")
+    out = tmp_path_factory.mktemp("slides")
+    fixture = _fixture_notebook(src)
+    proc = subprocess.run(
+        [sys.executable, str(BUILD), "--out", str(out), "--cache", str(CACHE),
+         *map(str, NOTEBOOKS), str(fixture)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"tools/build_slides.py failed (it needs npm the first time, to fetch "
+                    f"reveal.js and MathJax into {CACHE}):\n{proc.stderr}", pytrace=False)
+    return out
+
+
+class _Refs(HTMLParser):
+    """Every src/href attribute, and the text of <script> and <style> elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.refs, self.code, self._in = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.refs += [(tag, name, value) for name, value in attrs
+                      if name in ("src", "href") and value is not None]
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in:
+            self.code.append(data)
+
+
+def _refs(text):
+    parser = _Refs()
+    parser.feed(text)
+    return parser
+
+
+def _read(out, stem):
+    path = out / f"{stem}.slides.html"
+    assert path.exists(), f"no deck {path.name}"
+    return path.read_text(encoding="utf-8")
+
+
+def _skip_lines(nb_path):
+    """Lines found only in the notebook's `skip` cells."""
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    skip, other = set(), set()
+    for cell in nb["cells"]:
+        source = cell["source"]
+        lines = {line.strip() for line in
+                 ("".join(source) if isinstance(source, list) else source).splitlines()}
+        slide_type = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+        (skip if slide_type == "skip" else other).update(line for line in lines if len(line) > 12)
+    return skip - other
+
+
+def _text(html_text):
+    """The visible text of the deck, whitespace collapsed (code is split into spans)."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html_text, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+STEMS = [p.stem for p in NOTEBOOKS] + ["99_fixture"]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_has_slides_and_speaker_notes(decks, stem):
+    text = _read(decks, stem)
+    assert text.count("<section") >= 5, "fewer than 5 slides"
+    assert '<aside class="notes">' in text, "no speaker notes (cells of slide type 'notes')"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_loads_nothing_from_the_network(decks, stem):
+    text = _read(decks, stem)
+    parsed = _refs(text)
+    remote = [(tag, name, value) for tag, name, value in parsed.refs
+              if re.match(r"\s*(https?:)?//", value)]
+    assert not remote, f"src/href pointing at the network: {remote}"
+    code = "\n".join(parsed.code)
+    for pattern in (r"url\(\s*['\"]?\s*(https?:)?//", r"@import\s+['\"](https?:)?//",
+                    r"\bfrom\s+['\"](https?:)?//", r"\bimport\s*\(\s*['\"](https?:)?//",
+                    r"['\"]https?://"):
+        found = re.search(pattern, code)
+        assert not found, f"network URL in a script or style: {found.group(0)!r}"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_local_files_of_the_deck_exist(decks, stem):
+    """reveal.js, its notes plugin, require.js, jQuery and MathJax sit in vendor/."""
+    text = _read(decks, stem)
+    local = {value.split("?")[0].split("#")[0] for _, _, value in _refs(text).refs}
+    local = {v for v in local if v and not v.startswith("data:")}
+    script = "\n".join(_refs(text).code)
+    local |= set(re.findall(r"\"(vendor/[^\"?]+\.js)\"", script))
+    local |= set(re.findall(r"url\(\s*['\"]?(vendor/[^'\")]+)", script))
+    expected = {"vendor/reveal.js/dist/reveal.js", "vendor/reveal.js/plugin/notes/notes.js",
+                "vendor/requirejs/require.js", "vendor/mathjax/MathJax.js"}
+    assert expected <= local, f"missing references: {expected - local}"
+    missing = [v for v in sorted(local) if not (decks / v).is_file()]
+    assert not missing, f"referenced but not built: {missing}"
+    assert "config=TeX-AMS_CHTML-full,Safe" in text
+    assert (decks / "vendor/mathjax/config/TeX-AMS_CHTML-full.js").is_file()
+    assert (decks / "vendor/mathjax/config/Safe.js").is_file()
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_is_sized_for_1280_by_720(decks, stem):
+    text = _read(decks, stem)
+    assert re.search(r"width:\s*1280\b", text) and re.search(r"height:\s*720\b", text)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_deck_leaves_out_skip_cells_and_keeps_plots(decks, nb_path):
+    text = _read(decks, nb_path.stem)
+    visible = _text(text)
+    shown = [line for line in _skip_lines(nb_path) if " ".join(line.split()) in visible]
+    assert not shown, f"lines of skip cells on the slides: {shown}"
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    plots = sum(1 for cell in nb["cells"]
+                if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") != "skip"
+                for out in cell.get("outputs", []) if "image/png" in out.get("data", {}))
+    assert text.count('src="data:image/png;base64,') >= plots
+
+
+def test_fixture_deck_follows_the_slide_types(decks):
+    text = _read(decks, "99_fixture")
+    assert SKIP_MARKER not in text
+    notes = re.findall(r'<aside class="notes">(.*?)</aside>', text, flags=re.S)
+    assert any(NOTE_MARKER in note for note in notes)
+    assert '<div class="fragment"' in text
+    assert "print" in _text(text) and "fixtureoutput 2" in text  # code and its output
+    # the plot output and the markdown image, both embedded
+    assert text.count('src="data:image/png;base64,') == 2
+    assert 'src="figure.png"' not in text
+    assert "\\sum_i \\alpha_i v_i" in text  # left for MathJax to typeset in the browser
+
+
+def test_index_lists_every_deck(decks):
+    index = (decks / "index.html").read_text(encoding="utf-8")
+    refs = _refs(index).refs
+    links = [value for tag, _, value in refs if tag == "a"]
+    assert sorted(links) == sorted(f"{stem}.slides.html" for stem in STEMS)
+    assert "Fixture deck" in index
+    for tag, _, value in refs:
+        assert not re.match(r"\s*(https?:)?//", value), f"<{tag}> loads {value}"
+        assert (decks / value).is_file(), f"<{tag}> points at a missing {value}"

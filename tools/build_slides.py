@@ -1,0 +1,288 @@
+"""Build the instructor's decks: one reveal.js slide show per notebook, usable offline.
+
+Usage: python tools/build_slides.py [--out DIR] [--cache DIR] [NOTEBOOK ...]
+       (default: every notebooks/*.ipynb into build/slides/; run it through `make slides`)
+
+1. Fetches reveal.js, MathJax 2, require.js and jQuery from the npm registry at the pinned
+   versions below (`npm pack`), checks each tarball against its pinned sha512, and keeps the
+   tarballs in the cache directory (build/npm-cache/) so later builds do not download again.
+2. Unpacks the files the decks use into DIR/vendor/.
+3. Runs `jupyter nbconvert --to slides` with tools/slides/nbconvert_config.py, which points
+   every script and stylesheet at vendor/ and uses the template in tools/slides/.
+4. Writes DIR/index.html listing the decks.
+
+Open DIR/index.html from disk; the decks need no network. Copy the whole DIR to move them.
+"""
+
+import argparse
+import base64
+import hashlib
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "notebooks"
+CONFIG = ROOT / "tools" / "slides" / "nbconvert_config.py"
+DEFAULT_OUT = ROOT / "build" / "slides"
+DEFAULT_CACHE = ROOT / "build" / "npm-cache"
+FONT_DIR = ROOT / "minitf" / "fonts"
+CJK_FONT_FILES = ["minitf-cjk.otf", "OFL.txt"]
+
+# nbconvert's reveal template is written for reveal.js 4 (dist/reveal.js and
+# plugin/notes/notes.js loaded through require.js) and MathJax 2 (MathJax.Hub).
+# Each entry: npm name, exact version, the npm registry's sha512 of the tarball, the folder
+# under vendor/, and which files of the package (below its "package/" root) the decks need.
+PACKAGES = [
+    {
+        "name": "reveal.js",
+        "version": "4.6.1",
+        "integrity": "sha512-1CW0auaXNPmwmvQ7TwpszwVxMi2Xr5cTS3J3EBC/HHgbPF32Dn7aiu/"
+        "LKWDOGjMbaDwKQiGmfqcoGQ74HUHCMw==",
+        "dir": "reveal.js",
+        "include": [
+            "LICENSE",
+            "dist/reveal.js",
+            "dist/reveal.css",
+            "dist/theme/white.css",
+            "dist/theme/fonts/source-sans-pro/",
+            "plugin/notes/notes.js",  # the speaker view; its HTML is inlined in this file
+        ],
+        "exclude": [],
+    },
+    {
+        "name": "mathjax",
+        "version": "2.7.9",
+        "integrity": "sha512-NOGEDTIM9+MrsqnjPEjVGNx4q0GQxqm61yQwSK+/5S59i26wId5IC5gNu9/"
+        "bu8+CCVl5p9G2IHcAl/wJa+5+BQ==",
+        "dir": "mathjax",
+        "include": ["LICENSE", "MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js",
+                    "config/local/", "extensions/", "jax/", "fonts/",
+                    "localization/"],
+        # Only the TeX fonts are used (CommonHTML output, and HTML-CSS/SVG if picked from
+        # MathJax's menu); the other font families, image fonts and sources are 50 MB.
+        "exclude": [
+            r"^fonts/HTML-CSS/(?!TeX/)",
+            r"^fonts/HTML-CSS/TeX/png/",
+            r"^jax/output/[^/]+/fonts/(?!TeX/)",
+        ],
+    },
+    {
+        "name": "requirejs",
+        "version": "2.3.7",
+        "integrity": "sha512-DouTG8T1WanGok6Qjg2SXuCMzszOo0eHeH9hDZ5Y4x8Je+9JB38HdTLT4/"
+        "VA8OaUhBa0JPVHJ0pyBkM1z+pDsw==",
+        "dir": "requirejs",
+        "include": ["require.js"],
+        "exclude": [],
+    },
+    {
+        "name": "jquery",
+        "version": "3.7.1",
+        "integrity": "sha512-m4avr8yL8kmFN8psrbFFFmB/If14iN5o9nw/NgnnM+kybDJpRsAynV2BsfpTYrTRy"
+        "sYUdADVD7CkUUizgkpLfg==",
+        "dir": "jquery",
+        "include": ["LICENSE.txt", "dist/jquery.min.js"],
+        "exclude": [],
+        "flatten": {"dist/jquery.min.js": "jquery.min.js"},
+    },
+]
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def _sha512(path):
+    digest = hashlib.sha512(Path(path).read_bytes()).digest()
+    return "sha512-" + base64.b64encode(digest).decode()
+
+
+def fetch(pkg, cache):
+    """Return the path of the package's tarball, downloading it with `npm pack` if needed."""
+    cache.mkdir(parents=True, exist_ok=True)
+    tarball = cache / f"{pkg['name']}-{pkg['version']}.tgz"
+    if not tarball.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError(
+                "npm (Node.js) is needed to fetch reveal.js and MathJax from the npm registry "
+                f"the first time; install Node.js, or put {tarball.name} in {cache}/."
+            )
+        spec = f"{pkg['name']}@{pkg['version']}"
+        print(f"fetching {spec} from the npm registry", flush=True)
+        proc = subprocess.run(
+            [npm, "pack", spec, "--pack-destination", str(cache), "--json", "--loglevel=error"],
+            capture_output=True,
+            text=True,
+            cwd=cache,
+        )
+        if proc.returncode != 0:
+            raise BuildError(f"`npm pack {spec}` failed:\n{proc.stderr.strip()}")
+        filename = json.loads(proc.stdout)[0]["filename"]
+        if cache / filename != tarball:
+            (cache / filename).replace(tarball)
+    actual = _sha512(tarball)
+    if actual != pkg["integrity"]:
+        tarball.unlink()
+        raise BuildError(
+            f"{tarball.name} does not match its pinned checksum (got {actual}); deleted it, "
+            "run again to fetch it anew."
+        )
+    return tarball
+
+
+def _wanted(pkg, rel):
+    if not any(rel == inc or (inc.endswith("/") and rel.startswith(inc))
+               for inc in pkg["include"]):
+        return False
+    return not any(re.search(pattern, rel) for pattern in pkg["exclude"])
+
+
+def unpack(pkg, tarball, vendor):
+    """Unpack the files the decks need into vendor/<dir>/, unless that version is there."""
+    dest = vendor / pkg["dir"]
+    stamp = dest / ".version"
+    tag = f"{pkg['name']}@{pkg['version']} {pkg['integrity']}\n"
+    if stamp.exists() and stamp.read_text() == tag:
+        return
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    flatten = pkg.get("flatten", {})
+    with tarfile.open(tarball, "r:gz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile():
+                continue
+            parts = member.name.split("/")
+            rel = "/".join(parts[1:])  # npm tarballs have one top folder, usually "package"
+            if not rel or ".." in parts or rel.startswith("/") or not _wanted(pkg, rel):
+                continue
+            target = dest / flatten.get(rel, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tar.extractfile(member) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    stamp.write_text(tag)
+
+
+def vendor_files(out, cache):
+    vendor = out / "vendor"
+    for pkg in PACKAGES:
+        unpack(pkg, fetch(pkg, cache), vendor)
+    # The Chinese font minitf ships for its plots, so slide text shows Chinese offline too.
+    fonts = vendor / "minitf-cjk"
+    fonts.mkdir(exist_ok=True)
+    for name in CJK_FONT_FILES:
+        src, dst = FONT_DIR / name, fonts / name
+        if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
+            shutil.copy2(src, dst)
+
+
+def convert(notebooks, out):
+    """Run `jupyter nbconvert --to slides` on all notebooks in one process."""
+    cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--config", str(CONFIG),
+           "--to", "slides", "--output-dir", str(out), *map(str, notebooks)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"nbconvert failed:\n{proc.stderr.strip()}")
+    return [out / (Path(nb).stem + ".slides.html") for nb in notebooks]
+
+
+def notebook_title(path):
+    """The notebook's first markdown heading, or its file name."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        for line in source.splitlines():
+            match = re.match(r"#+\s+(.*)", line)
+            if match:
+                return match.group(1).strip()
+    return Path(path).stem
+
+
+INDEX = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>minitf: slides</title>
+<link rel="stylesheet" href="vendor/reveal.js/dist/theme/fonts/source-sans-pro/source-sans-pro.css">
+<style>
+@font-face {{ font-family: "minitf CJK"; src: url("vendor/minitf-cjk/minitf-cjk.otf");
+             unicode-range: U+2E80-2FDF, U+3000-303F, U+3400-4DBF, U+4E00-9FFF, U+FF00-FFEF; }}
+body {{ font-family: "minitf CJK", "Source Sans Pro", Helvetica, Arial, sans-serif; max-width: 46em;
+       margin: 3em auto; padding: 0 1em; line-height: 1.5; color: #222; }}
+li {{ margin: 0.4em 0; }}
+kbd {{ border: 1px solid #bbb; border-radius: 3px; padding: 0 0.3em; background: #f6f6f6; }}
+</style>
+</head>
+<body>
+<h1>minitf: slides</h1>
+<ol>
+{items}
+</ol>
+<p>Keys: <kbd>&rarr;</kbd>/<kbd>space</kbd> next, <kbd>&darr;</kbd> next sub-slide,
+<kbd>s</kbd> speaker view with notes and timer (allow the pop-up), <kbd>f</kbd> full screen,
+<kbd>Esc</kbd> overview.</p>
+<p>These files work without a network: copy the whole folder, <code>vendor/</code> included.</p>
+</body>
+</html>
+"""
+
+
+def write_index(notebooks, out):
+    """List every deck in `out` (earlier builds' too, so `make slides NB=...` keeps the rest)."""
+    sources = {Path(nb).stem: Path(nb) for nb in sorted(NOTEBOOK_DIR.glob("*.ipynb"))}
+    sources.update({Path(nb).stem: Path(nb) for nb in notebooks})
+    items = []
+    for deck in sorted(out.glob("*.slides.html")):
+        stem = deck.name[: -len(".slides.html")]
+        title = notebook_title(sources[stem]) if stem in sources else stem
+        items.append(f'<li><a href="{html.escape(deck.name)}">{html.escape(title)}</a> '
+                     f"<small>({html.escape(stem)}.ipynb)</small></li>")
+    index = out / "index.html"
+    index.write_text(INDEX.format(items="\n".join(items)), encoding="utf-8")
+    return index
+
+
+def build(notebooks=None, out=DEFAULT_OUT, cache=DEFAULT_CACHE):
+    """Build decks for `notebooks` (default: all) into `out`; return the deck paths."""
+    notebooks = [Path(nb) for nb in notebooks] if notebooks else sorted(
+        NOTEBOOK_DIR.glob("*.ipynb"))
+    if not notebooks:
+        raise BuildError(f"No notebooks found in {NOTEBOOK_DIR}.")
+    out, cache = Path(out), Path(cache)
+    out.mkdir(parents=True, exist_ok=True)
+    vendor_files(out, cache)
+    decks = convert(notebooks, out)
+    write_index(notebooks, out)
+    return decks
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="default: notebooks/*.ipynb")
+    parser.add_argument("--out", default=DEFAULT_OUT, type=Path)
+    parser.add_argument("--cache", default=DEFAULT_CACHE, type=Path,
+                        help="where the npm tarballs are kept between builds")
+    args = parser.parse_args(argv)
+    try:
+        decks = build(args.notebooks, args.out, args.cache)
+    except BuildError as err:
+        print(f"build_slides: {err}", file=sys.stderr)
+        return 1
+    for deck in decks:
+        print(f"wrote {deck.relative_to(Path.cwd()) if deck.is_relative_to(Path.cwd()) else deck}")
+    print(f"open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
