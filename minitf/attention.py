@@ -87,16 +87,65 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     broadcastable to (..., L_q, L_k). Returns (out (..., L_q, d_v), weights (..., L_q, L_k)).
     A query whose every key is masked gets zero weights and a zero output.
     """
+    q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
+    if mask is None:
+        return _attend(_scaled(q, k, v), k, v, None)
+    # With a mask, go a block of queries at a time and skip the keys that no query of the
+    # block may see: for a causal mask that is about half of all the work.
+    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=_dtype(q, k, v))
+    weights = np.zeros(scores_shape, dtype=out.dtype)
+    for rows, n_keys, out_block, weights_block in _query_blocks(q, k, v, mask, _BLOCK):
+        out[..., rows, :] = out_block
+        weights[..., rows, :n_keys] = weights_block
+    return out, weights
+
+
+_BLOCK = 64  # queries per block when a mask lets us skip keys
+
+
+def _prepare(q, k, v, mask):
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
     mask = None if mask is None else np.asarray(mask)
-    _check_qkv(q, k, v, mask)
-    dtype = np.result_type(q, k, v, np.float32)
-    scale = dtype.type(1.0 / np.sqrt(q.shape[-1]))  # a dtype scalar: no float32 -> float64 upcast
-    scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., L_q, L_k)
+    scores_shape = _check_qkv(q, k, v, mask)
+    if mask is not None:
+        mask = mask.reshape((1,) * (len(scores_shape) - mask.ndim) + mask.shape)
+    return q, k, v, mask, scores_shape
+
+
+def _dtype(q, k, v):
+    return np.result_type(q, k, v, np.float32)
+
+
+def _scaled(q, k, v):
+    """q / √d_k, with the scale as a dtype scalar (a numpy float64 would upcast float32)."""
+    return q * _dtype(q, k, v).type(1.0 / np.sqrt(q.shape[-1]))
+
+
+def _attend(q_scaled, k, v, mask):
+    """The formula itself, on queries already divided by √d_k: (out, weights)."""
+    scores = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L_q, L_k)
     if mask is not None:
         np.copyto(scores, -np.inf, where=~mask)
     weights = _softmax_inplace(scores)
     return weights @ v, weights  # (..., L_q, d_v)
+
+
+def _query_blocks(q, k, v, mask, block):
+    """Attention for `block` queries at a time: yields (rows, n_keys, out, weights), where
+    keys from n_keys on are masked for every query of the block and were left out."""
+    q_scaled = _scaled(q, k, v)
+    L_q, L_k = q.shape[-2], k.shape[-2]
+    for start in range(0, L_q, block):
+        rows = slice(start, min(start + block, L_q))
+        block_mask, n_keys = None, L_k
+        if mask is not None:
+            block_mask = mask if mask.shape[-2] == 1 else mask[..., rows, :]
+            visible = np.flatnonzero(block_mask.any(axis=tuple(range(block_mask.ndim - 1))))
+            n_keys = int(visible[-1]) + 1 if visible.size else 1
+            block_mask = block_mask[..., :n_keys]
+        out, weights = _attend(q_scaled[..., rows, :], k[..., :n_keys, :], v[..., :n_keys, :],
+                               block_mask)
+        yield rows, n_keys, out, weights
 
 
 def _unbroadcast(grad, shape):
@@ -133,19 +182,10 @@ def chunked_attention(q, k, v, mask=None, chunk_size=128):
     Each query's softmax needs only its own row of scores, so the rows can be done in
     chunks. Returns the output only (the full weight matrix is what we avoid building).
     """
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
-    mask = None if mask is None else np.asarray(mask)
-    scores_shape = _check_qkv(q, k, v, mask)
+    q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    L_q = q.shape[-2]
-    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=np.result_type(q, k, v, np.float32))
-    if mask is not None:
-        mask = mask.reshape((1,) * (len(scores_shape) - mask.ndim) + mask.shape)
-    for start in range(0, L_q, chunk_size):
-        rows = slice(start, min(start + chunk_size, L_q))
-        chunk_mask = None
-        if mask is not None:
-            chunk_mask = mask if mask.shape[-2] == 1 else mask[..., rows, :]
-        out[..., rows, :], _ = scaled_dot_product_attention(q[..., rows, :], k, v, chunk_mask)
+    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=_dtype(q, k, v))
+    for rows, _, out_block, _ in _query_blocks(q, k, v, mask, chunk_size):
+        out[..., rows, :] = out_block
     return out
