@@ -1,0 +1,226 @@
+"""Tests for minitf.train: loss, optimiser, schedule, clipping, training loop."""
+
+import io
+
+import numpy as np
+import pytest
+
+import minitf.train as train_module
+from minitf import tasks
+from minitf.generate import greedy_decode
+from minitf.gradcheck import numerical_gradient, relative_error
+from minitf.layers import Linear
+from minitf.train import (
+    Adam,
+    clip_grad_norm,
+    cross_entropy,
+    exact_match,
+    global_norm,
+    new_model,
+    train,
+    warmup_schedule,
+)
+
+TINY = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
+
+
+def logits_and_targets(dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    logits = (rng.standard_normal((2, 5, 7)) * 3).astype(dtype)
+    targets = rng.integers(0, 7, size=(2, 5))
+    targets[0, 3:] = 0  # padding
+    targets[1, 0] = 4
+    return logits, targets
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_cross_entropy_loss_matches_direct_formula(smoothing):
+    logits, targets = logits_and_targets()
+    loss, _ = cross_entropy(logits, targets, ignore_index=0, label_smoothing=smoothing)
+    terms = []
+    for z, y in zip(logits.reshape(-1, 7), targets.reshape(-1)):
+        if y == 0:
+            continue
+        p = np.exp(z) / np.exp(z).sum()
+        q = np.full(7, smoothing / 7)
+        q[y] += 1 - smoothing
+        terms.append(-(q * np.log(p)).sum())
+    assert loss == pytest.approx(np.mean(terms), rel=1e-12)
+
+
+def test_cross_entropy_ignore_none_counts_every_token():
+    logits, targets = logits_and_targets()
+    loss, _ = cross_entropy(logits, targets, ignore_index=None)
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = -np.take_along_axis(log_p, targets[..., None], -1).mean()
+    assert loss == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_gradient_matches_finite_differences(smoothing):
+    logits, targets = logits_and_targets()
+    _, dlogits = cross_entropy(logits, targets, label_smoothing=smoothing)
+    numeric = numerical_gradient(lambda: cross_entropy(logits, targets,
+                                                       label_smoothing=smoothing)[0], logits)
+    assert relative_error(dlogits, numeric) < 1e-7
+    assert np.all(dlogits[targets == 0] == 0)
+
+
+def test_cross_entropy_keeps_dtype_and_is_stable():
+    logits, targets = logits_and_targets(np.float32)
+    logits[0, 0, 0] = 1e4  # exp would overflow without the max shift
+    loss, dlogits = cross_entropy(logits, targets, label_smoothing=0.1)
+    assert dlogits.dtype == np.float32 and dlogits.shape == logits.shape
+    assert np.isfinite(loss) and np.all(np.isfinite(dlogits))
+
+
+def test_cross_entropy_all_ignored_gives_zero():
+    logits, _ = logits_and_targets()
+    loss, dlogits = cross_entropy(logits, np.zeros((2, 5), dtype=int))
+    assert loss == 0.0 and not dlogits.any()
+
+
+def test_cross_entropy_rejects_mismatched_targets():
+    logits, targets = logits_and_targets()
+    with pytest.raises(ValueError, match="do not match"):
+        cross_entropy(logits, targets[:, :4])
+    with pytest.raises(ValueError, match="0..6"):
+        cross_entropy(logits, targets + 7)
+
+
+def test_adam_two_steps_by_hand():
+    layer = Linear(2, 1, dtype=np.float64, rng=0)
+    w0 = layer.W.copy()
+    g1, g2 = np.array([[0.5], [-2.0]]), np.array([[0.1], [3.0]])
+    opt = Adam(layer, lr=0.1, betas=(0.9, 0.98), eps=1e-9)
+    for g in (g1, g2):
+        layer.zero_grad()
+        layer.grads["W"] += g
+        opt.step()
+    # step 1: m̂ = g1, v̂ = g1², so the step is lr · sign(g1)
+    w1 = w0 - 0.1 * g1 / (np.abs(g1) + 1e-9)
+    m2 = 0.9 * 0.1 * g1 + 0.1 * g2
+    v2 = 0.98 * 0.02 * g1**2 + 0.02 * g2**2
+    w2 = w1 - 0.1 * (m2 / (1 - 0.9**2)) / (np.sqrt(v2 / (1 - 0.98**2)) + 1e-9)
+    np.testing.assert_allclose(layer.W, w2, rtol=1e-12)
+    np.testing.assert_array_equal(layer.b, 0)  # zero gradient, no move
+
+
+def test_adam_updates_in_place():
+    model = new_model(0, **TINY)
+    before = {name: p for name, p, _ in model.named_parameters()}
+    copies = {name: p.copy() for name, p in before.items()}
+    for _, _, g in model.named_parameters():
+        g.fill(1.0)
+    Adam(model, lr=1e-3).step()
+    for name, p, _ in model.named_parameters():
+        assert p is before[name] and p.dtype == np.float32
+        assert not np.array_equal(p, copies[name])
+
+
+def test_schedule_peaks_at_warmup():
+    steps = np.arange(1, 1001)
+    lrs = np.array([warmup_schedule(s, d_model=64, warmup=200, scale=2.0) for s in steps])
+    assert steps[lrs.argmax()] == 200
+    assert lrs.max() == pytest.approx(2.0 * (64 * 200) ** -0.5)
+    np.testing.assert_allclose(lrs[:200], lrs[0] * steps[:200])  # linear rise
+    assert lrs[799] == pytest.approx(lrs[199] / 2)  # step^-0.5: 4× the steps, half the rate
+    with pytest.raises(ValueError):
+        warmup_schedule(0, d_model=64, warmup=10)
+
+
+def test_clipping_scales_the_global_norm_exactly():
+    model = new_model(0, **TINY)
+    rng = np.random.default_rng(0)
+    for _, _, g in model.named_parameters():
+        g[...] = rng.standard_normal(g.shape)
+    before = [g.copy() for _, _, g in model.named_parameters()]
+    norm = np.sqrt(sum(float((b.astype(np.float64) ** 2).sum()) for b in before))
+    assert clip_grad_norm(model, 1.5) == pytest.approx(norm, rel=1e-6)
+    assert global_norm(model) == pytest.approx(1.5, rel=1e-5)
+    for b, (_, _, g) in zip(before, model.named_parameters()):
+        np.testing.assert_allclose(g, b * (1.5 / norm), rtol=1e-5)
+    assert clip_grad_norm(model, 10.0) == pytest.approx(1.5, rel=1e-5)  # under: unchanged
+    assert global_norm(model) == pytest.approx(1.5, rel=1e-5)
+
+
+def test_train_history_and_progress_lines():
+    model = new_model(0, **TINY)
+    out = io.StringIO()
+    numbers = (np.arange(100, 300), np.arange(10, 30))
+    history = train(model, steps=6, batch_size=8, warmup=2, log_every=3, eval_size=5,
+                    numbers=numbers, stream=out)
+    assert set(history) == {"step", "loss", "accuracy", "tokens_per_s", "lr"}
+    assert history["step"] == [3, 6]
+    assert all(len(v) == 2 for v in history.values())
+    assert all(0 <= a <= 1 for a in history["accuracy"])
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("step 3/6") and "held-out" in lines[0]
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_train_draws_a_bar_on_a_terminal():
+    out = Terminal()
+    train(new_model(0, **TINY), steps=4, batch_size=4, log_every=2, stream=out,
+          numbers=(np.arange(100, 300), np.arange(10, 15)))
+    text = out.getvalue()
+    assert text.startswith("\r[") and text.endswith("\n") and text.count("\n") == 1
+    assert "[####################] step 4/4" in text
+
+
+def test_train_is_deterministic_given_the_seed():
+    numbers = (np.arange(100, 300), np.arange(10, 30))
+    runs = []
+    for _ in range(2):
+        model = new_model(3, **TINY)
+        h = train(model, steps=4, batch_size=8, warmup=2, numbers=numbers, seed=5,
+                  verbose=False)
+        runs.append((h["loss"], model.state_dict()))
+    assert runs[0][0] == runs[1][0]
+    for name, value in runs[0][1].items():
+        np.testing.assert_array_equal(value, runs[1][1][name])
+
+
+def test_train_stops_after_max_seconds():
+    model = new_model(0, **TINY)
+    h = train(model, steps=10_000, batch_size=4, max_seconds=0.0, verbose=False,
+              numbers=(np.arange(100, 300), np.arange(10, 15)))
+    assert h["step"] == [1]
+
+
+def test_train_writes_nothing_to_stderr_when_quiet(capsys):
+    train(new_model(0, **TINY), steps=2, batch_size=4, verbose=False,
+          numbers=(np.arange(100, 300), np.arange(10, 15)))
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.slow
+def test_reduced_configuration_learns_the_task():
+    model = new_model(1, d_model=32, num_heads=4, num_layers=1, d_ff=64)
+    history = train(model, steps=500, batch_size=64, warmup=100, lr_scale=0.5, seed=1,
+                    eval_size=200, log_every=100, verbose=False, max_seconds=50)
+    # log(17) ≈ 2.8 at the start; label smoothing 0.1 keeps the loss above ≈ 0.55
+    assert history["loss"][0] > 1.0 and history["loss"][-1] < 0.65
+    assert history["accuracy"][-1] >= 0.97
+
+
+def test_exact_match_counts_whole_translations(monkeypatch):
+    numbers = [0, 7, 12, 1005, 9999]
+    model = new_model(0, **TINY)
+    src, _, _ = tasks.make_batch(numbers)
+    out = greedy_decode(model, src, max_len=model.max_len)
+    right = [tasks.decode_target(row) == tasks.chinese(n) for row, n in zip(out, numbers)]
+    assert exact_match(model, numbers, batch_size=2) == sum(right) / 5
+
+    def answers(model, src, beam_size=1):  # right but for 1005 -> 一千五
+        words = [tasks.decode_source(row) for row in src]
+        text = [tasks.chinese(tasks.parse_english(w)) for w in words]
+        text = ["一千五" if t == "一千零五" else t for t in text]
+        return tasks.pad([tasks.encode_target(t) for t in text])
+
+    monkeypatch.setattr(train_module, "translate_ids", answers)
+    assert exact_match(model, numbers, batch_size=2) == 0.8
