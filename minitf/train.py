@@ -1,5 +1,5 @@
 """Training (训练): cross-entropy, Adam with the paper's warm-up, gradient clipping, the training
-loop for the number translator.
+loop for the number translator, and checkpoints.
 
     loss = −(1/N) Σ_t Σ_v q_t(v) log softmax(z_t)(v),   q_t = (1 − ε) onehot(y_t) + ε / V
 
@@ -7,9 +7,15 @@ over the N target tokens that are not padding (ε is the label smoothing);
 ∂loss/∂z_t = (softmax(z_t) − q_t) / N.
 """
 
+import json
 import math
+import os
 import sys
+import tempfile
 import time
+import zipfile
+import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -251,3 +257,115 @@ def train(model, *, steps=TRAIN_CONFIG["steps"], batch_size=TRAIN_CONFIG["batch_
             break
     return history
 
+
+CHECKPOINT_FORMAT = "minitf-translator-1"
+_PARAM_PREFIX = "param/"
+
+
+def _file_mode(path):
+    """The mode a newly created file would get (mkstemp's files are private)."""
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def save_checkpoint(path, model, **metadata):
+    """Write the model's weights, config and the task's vocabularies to one .npz at `path`.
+
+    `metadata` (JSON-serialisable values) is stored too. The file is written under a temporary
+    name and then renamed, so a failed save leaves an earlier file at `path` as it was.
+    """
+    path = Path(path)
+    arrays = {_PARAM_PREFIX + name: p for name, p, _ in model.named_parameters()}
+    arrays.update(
+        format=np.array(CHECKPOINT_FORMAT),
+        config=np.array(json.dumps(model.config)),
+        metadata=np.array(json.dumps(metadata)),
+        source_vocab=np.array(tasks.SOURCE_VOCAB.tokens),
+        target_vocab=np.array(tasks.TARGET_VOCAB.tokens),
+    )
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _file_mode(path))
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def _read_npz(path):
+    """Every array of the .npz at `path`, read eagerly; ValueError if it is not one."""
+    unreadable = (ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except unreadable as e:
+        raise ValueError(f"{path}: truncated, corrupt or not an .npz file ({e})") from None
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: not a minitf checkpoint (a single .npy array, not an .npz)")
+    with npz:
+        try:
+            return {key: npz[key] for key in npz.files}
+        except unreadable as e:
+            raise ValueError(f"{path}: truncated or corrupt checkpoint ({e})") from None
+
+
+def _text(arrays, key):
+    value = arrays[key]
+    if value.dtype.kind != "U" or value.ndim != 0:
+        raise ValueError(f"{key!r} should be text, got {value.dtype} of shape {value.shape}")
+    return str(value)
+
+
+def _vocab(arrays, key):
+    tokens = arrays[key]
+    n = len(tasks.SPECIAL_TOKENS)
+    if tokens.dtype.kind != "U" or tokens.ndim != 1 or tuple(tokens[:n]) != tasks.SPECIAL_TOKENS:
+        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
+    return tasks.Vocab(tokens[n:].tolist())
+
+
+def _model_from(arrays):
+    missing = [k for k in ("format", "config", "metadata", "source_vocab", "target_vocab")
+               if k not in arrays]
+    if missing:
+        raise ValueError(f"not a minitf checkpoint (no {', '.join(missing)})")
+    if _text(arrays, "format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"unknown checkpoint format {_text(arrays, 'format')!r} "
+                         f"(expected {CHECKPOINT_FORMAT!r})")
+    config = json.loads(_text(arrays, "config"))
+    metadata = json.loads(_text(arrays, "metadata"))
+    source_vocab, target_vocab = _vocab(arrays, "source_vocab"), _vocab(arrays, "target_vocab")
+    sizes = (config.get("src_vocab_size"), config.get("tgt_vocab_size"))
+    if sizes != (len(source_vocab), len(target_vocab)):
+        raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
+                         f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
+    state = {k[len(_PARAM_PREFIX):]: v for k, v in arrays.items() if k.startswith(_PARAM_PREFIX)}
+    dtypes = sorted({str(v.dtype) for v in state.values()})
+    if len(dtypes) != 1 or not np.issubdtype(dtypes[0], np.floating):
+        raise ValueError(f"expected weights of one float dtype, got {dtypes}")
+    model = Transformer(**config, dtype=dtypes[0], rng=0)
+    model.load_state_dict(state)
+    meta = dict(config=config, source_vocab=source_vocab, target_vocab=target_vocab,
+                metadata=metadata)
+    return model, meta
+
+
+def load_checkpoint(path):
+    """A checkpoint written by save_checkpoint -> (model, meta).
+
+    meta: {"config", "source_vocab", "target_vocab" (tasks.Vocab), "metadata"}. A truncated,
+    corrupt or foreign file, or weights that do not fit the stored config, is a ValueError
+    naming the path.
+    """
+    arrays = _read_npz(path)
+    try:
+        return _model_from(arrays)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{path}: {e}") from None
