@@ -7,10 +7,11 @@ from .layers import Embedding, FeedForward, LayerNorm, Linear
 from .model import Transformer
 from .module import Module
 from .multihead import MultiHeadAttention
+from .translate import translate
 
 __all__ = [
     "Decoder", "DecoderLayer", "Embedding", "Encoder", "EncoderLayer", "FeedForward",
     "LayerNorm", "Linear", "Module", "MultiHeadAttention", "Transformer", "causal_mask",
-    "padding_mask", "scaled_dot_product_attention", "softmax",
+    "padding_mask", "scaled_dot_product_attention", "softmax", "translate",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,86 @@
+"""The command line: `python -m minitf train …` and `python -m minitf translate …`."""
+
+import argparse
+import sys
+import time
+
+from . import train as training
+from .translate import translate
+
+
+def _train(args):
+    model = training.new_model(args.seed)
+    config = {**training.MODEL_CONFIG, **training.TRAIN_CONFIG, "steps": args.steps}
+    print("training " + ", ".join(f"{k}={v}" for k, v in config.items()) + f", seed={args.seed}")
+    start = time.perf_counter()
+    history = training.train(model, steps=args.steps, seed=args.seed,
+                             max_seconds=args.max_seconds, verbose=not args.quiet)
+    seconds = time.perf_counter() - start
+    path = training.save_checkpoint(
+        args.out, model, seed=args.seed, steps=history["step"][-1],
+        held_out_exact_match=history["accuracy"][-1], train_config=training.TRAIN_CONFIG)
+    print(f"held-out exact match {history['accuracy'][-1]:.2%} after {history['step'][-1]} "
+          f"steps in {seconds:.1f} s; saved to {path}")
+    return 0
+
+
+def _lines(args):
+    if args.texts:
+        yield from args.texts
+    else:
+        for line in sys.stdin:
+            if line.strip():
+                yield line
+
+
+def _translate(args):
+    for text in _lines(args):
+        print(translate(text, checkpoint=args.checkpoint, beam_size=args.beam), flush=True)
+    return 0
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m minitf",
+        description="Translate English number words to Chinese numerals with a small "
+                    "Transformer, or train one.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("train", help="train the translator from scratch and save it")
+    p.add_argument("--steps", type=int, default=training.TRAIN_CONFIG["steps"],
+                   help="optimiser steps (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
+    p.add_argument("--out", default="translator.npz",
+                   help="where to save the checkpoint (default %(default)s)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="stop after this many seconds of training")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(run=_train)
+
+    p = commands.add_parser("translate", help="translate number words, e.g. 'one thousand five'")
+    p.add_argument("texts", nargs="*",
+                   help="phrases to translate; without any, one per line from stdin")
+    p.add_argument("--checkpoint", default=None,
+                   help="a checkpoint saved by train (default: the shipped weights)")
+    p.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
+    p.set_defaults(run=_translate)
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.command == "train" and args.steps < 1:
+        _parser().error("--steps must be at least 1")
+    if args.command == "translate" and args.beam < 1:
+        _parser().error("--beam must be at least 1")
+    try:
+        return args.run(args)
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(str(e).splitlines()[0] if str(e) else type(e).__name__, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

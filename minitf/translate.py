@@ -1,0 +1,50 @@
+"""The trained translator as a function: English number words -> Chinese numerals.
+
+    >>> translate("one thousand five")
+    '一千零五'
+"""
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from . import tasks
+from .train import load_checkpoint, translate_ids
+
+SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights" / "translator.npz"
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path, _mtime_ns):
+    return load_checkpoint(path)
+
+
+def load_translator(checkpoint=None):
+    """(model, meta) of `checkpoint` (default: the shipped weights), loaded once per file
+    version and cached."""
+    path = Path(SHIPPED_WEIGHTS if checkpoint is None else checkpoint).resolve()
+    return _load(path, path.stat().st_mtime_ns)
+
+
+def translate(texts, *, checkpoint=None, beam_size=1):
+    """English number words -> Chinese numerals: a str gives a str, a list gives a list.
+
+    Each text must be a number phrase as tasks.english writes it ("one thousand five");
+    anything else is a ValueError that says what is wrong. checkpoint: a path written by
+    train.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
+    """
+    single = isinstance(texts, str)
+    items = [texts] if single else list(texts)
+    if isinstance(beam_size, bool) or not isinstance(beam_size, (int, np.integer)) \
+            or beam_size < 1:
+        raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}")
+    for text in items:
+        tasks.parse_english(text)
+    if not items:
+        return []
+    model, meta = load_translator(checkpoint)
+    source, target = meta["source_vocab"], meta["target_vocab"]
+    src = tasks.pad([source.encode(tasks.source_words(t)) + [tasks.EOS_ID] for t in items])
+    out = ["".join(target.decode(row)) for row in translate_ids(model, src, int(beam_size))]
+    return out[0] if single else out
