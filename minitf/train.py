@@ -25,12 +25,12 @@ from .model import Transformer
 from .tasks import PAD_ID
 
 MODEL_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=128, max_len=16)
-TRAIN_CONFIG = dict(steps=600, batch_size=64, warmup=100, lr_scale=0.25, label_smoothing=0.1,
+TRAIN_CONFIG = dict(steps=400, batch_size=64, warmup=100, lr_scale=0.25, label_smoothing=0.1,
                     clip_norm=1.0)
 
 
 def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
-    """logits (..., V), targets (...) int -> (loss, dlogits (..., V), logits' dtype).
+    """logits (..., V), targets (...) int -> (loss: float, dlogits (..., V) in logits' dtype).
 
     The mean over the targets that are not `ignore_index` (None: every target counts);
     with no such target the loss is 0 and dlogits is zero.
@@ -43,13 +43,14 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     if not 0.0 <= label_smoothing < 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
     V = logits.shape[-1]
-    if targets.size and (targets.min() < 0 or targets.max() >= V):
-        raise ValueError(f"targets must be ids in 0..{V - 1}")
-    dtype = logits.dtype if np.issubdtype(logits.dtype, np.floating) else np.dtype(np.float64)
-    z = logits.reshape(-1, V).astype(dtype)
     y = targets.reshape(-1)
     keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
+    if keep.any() and (y[keep].min() < 0 or y[keep].max() >= V):
+        raise ValueError(f"targets must be ids in 0..{V - 1} (or ignore_index)")
+    y = np.where(keep, y, 0)
     n = int(keep.sum())
+    dtype = logits.dtype if np.issubdtype(logits.dtype, np.floating) else np.dtype(np.float64)
+    z = logits.reshape(-1, V).astype(dtype)
     shifted = z - z.max(axis=1, keepdims=True)
     log_total = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     log_probs = shifted - log_total  # (N, V)
@@ -60,7 +61,7 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     grad = np.exp(log_probs)
     grad -= eps / V
     grad[rows, y] -= 1 - eps
-    grad *= (keep / dtype.type(max(n, 1)))[:, None].astype(dtype)
+    grad *= (keep / dtype.type(max(n, 1)))[:, None]
     return loss, grad.reshape(logits.shape)
 
 
@@ -110,16 +111,21 @@ class Adam:
         self.t += 1
         beta1, beta2 = self.betas
         step_size = self.lr / (1 - beta1 ** self.t)
-        v_correction = 1 - beta2 ** self.t
+        inv_v_correction = 1 / math.sqrt(1 - beta2 ** self.t)  # √v̂ = √v / √(1 − β₂ᵗ)
         for name, p, g in self.model.named_parameters():
-            m, v = self.m[name], self.v[name]
-            m *= p.dtype.type(beta1)
-            m += p.dtype.type(1 - beta1) * g
-            v *= p.dtype.type(beta2)
-            v += p.dtype.type(1 - beta2) * g * g
-            denom = np.sqrt(v / p.dtype.type(v_correction))
-            denom += p.dtype.type(self.eps)
-            p -= p.dtype.type(step_size) * m / denom
+            m, v, f = self.m[name], self.v[name], p.dtype.type
+            m *= f(beta1)
+            m += f(1 - beta1) * g
+            v *= f(beta2)
+            tmp = np.multiply(g, g)
+            tmp *= f(1 - beta2)
+            v += tmp
+            np.sqrt(v, out=tmp)
+            tmp *= f(inv_v_correction)
+            tmp += f(self.eps)
+            np.divide(m, tmp, out=tmp)
+            tmp *= f(step_size)
+            p -= tmp
 
 
 def new_model(seed=0, **config):

@@ -78,6 +78,14 @@ def test_cross_entropy_keeps_dtype_and_is_stable():
     assert np.isfinite(loss) and np.all(np.isfinite(dlogits))
 
 
+def test_cross_entropy_ignore_index_outside_the_vocabulary():
+    logits, targets = logits_and_targets()
+    marked = np.where(targets == 0, -100, targets)
+    assert cross_entropy(logits, marked, ignore_index=-100)[0] == cross_entropy(logits, targets)[0]
+    np.testing.assert_array_equal(cross_entropy(logits, marked, ignore_index=-100)[1],
+                                  cross_entropy(logits, targets)[1])
+
+
 def test_cross_entropy_all_ignored_gives_zero():
     logits, _ = logits_and_targets()
     loss, dlogits = cross_entropy(logits, np.zeros((2, 5), dtype=int))

@@ -1,25 +1,30 @@
 """Tests for minitf.translate and the command line (`python -m minitf train|translate`)."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 from minitf import tasks
+from minitf.__main__ import BLAS_THREAD_VARIABLES
 from minitf.train import load_checkpoint
 from minitf.translate import translate
 
 
-def run(*args, stdin=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "minitf", *args], input=stdin, cwd=cwd,
+def run(*args, stdin=None, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "minitf", *args], input=stdin, cwd=cwd, env=env,
                           capture_output=True, text=True, encoding="utf-8", timeout=300)
 
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    """A checkpoint from `python -m minitf train --steps 50` (barely trained)."""
+    """A checkpoint from `python -m minitf train --steps 50` (barely trained), run with no
+    BLAS thread variables set."""
     folder = tmp_path_factory.mktemp("cli")
-    result = run("train", "--steps", "50", "--seed", "3", "--out", "small.npz", cwd=folder)
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
+    result = run("train", "--steps", "50", "--seed", "3", "--out", "small.npz", cwd=folder,
+                 env=env)
     assert result.returncode == 0, result.stderr
     return folder / "small.npz", result
 
@@ -29,6 +34,7 @@ def test_cli_train_runs_and_says_where_it_saved(checkpoint):
     assert result.stderr == ""
     assert result.stdout.splitlines()[-1].endswith(f"saved to {path.name}")
     assert "step 50/50" in result.stdout
+    assert "BLAS threads 1" in result.stdout.splitlines()[0]
     model, meta = load_checkpoint(path)
     assert meta["metadata"]["steps"] == 50 and meta["metadata"]["seed"] == 3
 
