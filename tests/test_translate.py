@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from minitf import tasks
@@ -104,3 +105,29 @@ def test_cli_stops_at_the_first_bad_stdin_line(checkpoint):
     assert result.stdout.splitlines() == [translate("two", checkpoint=path)]
     assert "did you mean 'forty'" in result.stderr
 
+
+# the shipped weights
+
+
+def test_cli_translates_with_the_shipped_weights():
+    result = run("translate", "one thousand five")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "一千零五\n", "")
+
+
+def test_cli_reads_stdin_lines_in_turn():
+    lines = "one thousand five\ntwelve\n\n one hundred ten\n"
+    result = run("translate", "--beam", "2", stdin=lines)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["一千零五", "十二", "一百一十"]
+
+
+def test_shipped_weights_translate_almost_every_number():
+    numbers = np.arange(tasks.MAX_NUMBER + 1)
+    got = translate([tasks.english(int(n)) for n in numbers])
+    wrong = [(int(n), g) for n, g in zip(numbers, got) if g != tasks.chinese(int(n))]
+    assert len(wrong) <= 0.005 * len(numbers), wrong[:20]
+
+
+def test_examples_from_the_design():
+    assert translate(["one thousand five", "one hundred ten", "twelve"]) == [
+        "一千零五", "一百一十", "十二"]
