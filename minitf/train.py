@@ -106,13 +106,14 @@ class Adam:
         self.t = 0
         self.m = {name: np.zeros_like(p) for name, p, _ in model.named_parameters()}
         self.v = {name: np.zeros_like(p) for name, p, _ in model.named_parameters()}
+        self._params = list(model.named_parameters())  # arrays change in place, never replaced
 
     def step(self):
         self.t += 1
         beta1, beta2 = self.betas
         step_size = self.lr / (1 - beta1 ** self.t)
         inv_v_correction = 1 / math.sqrt(1 - beta2 ** self.t)  # √v̂ = √v / √(1 − β₂ᵗ)
-        for name, p, g in self.model.named_parameters():
+        for name, p, g in self._params:
             m, v, f = self.m[name], self.v[name], p.dtype.type
             m *= f(beta1)
             m += f(1 - beta1) * g
