@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab test notebooks slides clean
+.PHONY: lab test notebooks slides bench clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -46,6 +46,13 @@ notebooks: $(STAMP)
 # rebuilds just that deck.
 slides: $(STAMP)
 	$(BIN)/python tools/build_slides.py $(NB)
+
+# Measured figures (time, speed-ups, peak memory); never part of `make test`. With PyTorch
+# installed in .venv the scripts also print the ratio to it (torch is never a dependency).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/attention.py
+	$(BIN)/python benchmarks/kv_cache.py
+	$(BIN)/python benchmarks/train_step.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

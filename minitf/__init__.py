@@ -3,6 +3,7 @@
 from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from .decoder import Decoder, DecoderLayer
 from .encoder import Encoder, EncoderLayer
+from .generate import beam_search, greedy_decode, sample
 from .layers import Embedding, FeedForward, LayerNorm, Linear
 from .model import Transformer
 from .module import Module
@@ -11,7 +12,8 @@ from .translate import translate
 
 __all__ = [
     "Decoder", "DecoderLayer", "Embedding", "Encoder", "EncoderLayer", "FeedForward",
-    "LayerNorm", "Linear", "Module", "MultiHeadAttention", "Transformer", "causal_mask",
-    "padding_mask", "scaled_dot_product_attention", "softmax", "translate",
+    "LayerNorm", "Linear", "Module", "MultiHeadAttention", "Transformer", "beam_search",
+    "causal_mask", "greedy_decode", "padding_mask", "sample", "scaled_dot_product_attention",
+    "softmax", "translate",
 ]
 __version__ = "0.1.0"
