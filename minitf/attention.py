@@ -20,6 +20,12 @@ def softmax(x, axis=-1):
     return _softmax_inplace(x.copy(), axis=axis)
 
 
+def log_softmax(x):
+    """log softmax(x) along the last axis, stable: x − max − log Σ exp(x − max)."""
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 def _softmax_inplace(x, axis=-1):
     """softmax that overwrites the float array `x` and returns it."""
     row_max = np.max(x, axis=axis, keepdims=True)

@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .attention import padding_mask, softmax
+from .attention import log_softmax, padding_mask, softmax
 from .module import as_rng
 
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
@@ -176,12 +176,6 @@ def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=
         return _inverse_cdf(probs, rng)
 
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose)
-
-
-def log_softmax(x):
-    """log softmax(x) along the last axis, stable: x − max − log Σ exp(x − max)."""
-    shifted = x - x.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def _length_penalty(length, alpha):

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import tasks
+from .attention import log_softmax
 from .generate import beam_search, greedy_decode
 from .model import Transformer
 from .tasks import PAD_ID
@@ -51,9 +52,7 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     n = int(keep.sum())
     dtype = logits.dtype if np.issubdtype(logits.dtype, np.floating) else np.dtype(np.float64)
     z = logits.reshape(-1, V).astype(dtype)
-    shifted = z - z.max(axis=1, keepdims=True)
-    log_total = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    log_probs = shifted - log_total  # (N, V)
+    log_probs = log_softmax(z)  # (N, V)
     rows = np.arange(len(y))
     eps = dtype.type(label_smoothing)
     token_loss = -(1 - eps) * log_probs[rows, y] - eps / V * log_probs.sum(axis=1)
