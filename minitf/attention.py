@@ -6,6 +6,8 @@ Shapes: q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v); masks are boole
 True = may attend, broadcastable to the scores (..., L_q, L_k).
 """
 
+import math
+
 import numpy as np
 
 
@@ -62,6 +64,8 @@ def _check_qkv(q, k, v, mask):
             raise ValueError(f"{name} must have at least 2 dimensions (L, d), got shape {a.shape}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
+    if k.shape[-2] == 0:
+        raise ValueError("k has no positions (L_k=0): attention needs at least one key")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k has L_k={k.shape[-2]} positions but v has {v.shape[-2]}")
     try:
@@ -94,19 +98,18 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     A query whose every key is masked gets zero weights and a zero output.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    if mask is None:
-        return _attend(_scaled(q, k, v), k, v, None)
-    # With a mask, go a block of queries at a time and skip the keys that no query of the
-    # block may see: for a causal mask that is about half of all the work.
-    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=_dtype(q, k, v))
-    weights = np.zeros(scores_shape, dtype=out.dtype)
-    for rows, n_keys, out_block, weights_block in _query_blocks(q, k, v, mask, _BLOCK):
-        out[..., rows, :] = out_block
-        weights[..., rows, :n_keys] = weights_block
+    weights = np.zeros(scores_shape, dtype=_dtype(q, k, v))
+    out = _blocked_attention(q, k, v, mask, scores_shape, _BLOCK_ROWS, weights)
     return out, weights
 
 
-_BLOCK = 64  # queries per block when a mask lets us skip keys
+# The work goes a block at a time: up to _BLOCK_ROWS queries of a group of heads, with the
+# group sized so that a block of scores (about _BLOCK_SCORES numbers, 512 KiB in float32)
+# stays in the CPU's cache through the softmax's passes instead of going out to memory and
+# back for each one. Blocks of queries also let a mask skip the keys that no query of the
+# block may see: for a causal mask that is about half of all the work.
+_BLOCK_ROWS = 64
+_BLOCK_SCORES = 1 << 17
 
 
 def _prepare(q, k, v, mask):
@@ -122,36 +125,79 @@ def _dtype(q, k, v):
     return np.result_type(q, k, v, np.float32)
 
 
-def _scaled(q, k, v):
-    """q / √d_k, with the scale as a dtype scalar (a numpy float64 would upcast float32)."""
-    return q * _dtype(q, k, v).type(1.0 / np.sqrt(q.shape[-1]))
+def _blocked_attention(q, k, v, mask, scores_shape, block_rows, weights=None):
+    """The formula a block at a time; returns out and, if `weights` is an array of the
+    scores' shape, fills it. With weights=None a block's scores live in a scratch buffer,
+    so memory grows with the block, not with L_q × L_k."""
+    dtype = _dtype(q, k, v)
+    batch, (L_q, L_k), d_v = scores_shape[:-2], scores_shape[-2:], v.shape[-1]
+    # One flat batch axis for every array, so that a group of heads is a slice.
+    # The scale is a dtype scalar: a numpy float64 would silently upcast float32.
+    q = _flatten(q * dtype.type(1.0 / np.sqrt(q.shape[-1])), batch, dtype)  # (N, L_q, d_k)
+    k_t = np.swapaxes(_flatten(k, batch, dtype), -1, -2)  # (N, d_k, L_k)
+    v = _flatten(v, batch, dtype)  # (N, L_k, d_v)
+    n_batch = q.shape[0]
+    if mask is not None and any(size > 1 for size in mask.shape[:-2]):
+        mask = _flatten(mask, batch, bool)  # (N, L_q or 1, L_k)
+    elif mask is not None:
+        mask = mask.reshape((1,) + mask.shape[-2:])  # one mask for every head
+
+    block_rows = max(1, min(block_rows, L_q))
+    group = max(1, min(n_batch, _BLOCK_SCORES // (block_rows * L_k)))
+    out = np.empty((n_batch, L_q, d_v), dtype=dtype)
+    if weights is None:
+        scratch = np.empty((group, block_rows, L_k), dtype=dtype)
+    else:
+        weights = weights.reshape(n_batch, L_q, L_k)
+    # Which keys a block of rows needs depends only on the mask: with one mask for every
+    # head, find it once.
+    shared_mask = mask is None or mask.shape[0] == 1
+    plan = _row_blocks(mask, L_q, L_k, block_rows) if shared_mask else None
+    for start in range(0, n_batch, group):
+        heads = slice(start, min(start + group, n_batch))
+        if not shared_mask:
+            plan = _row_blocks(mask[heads], L_q, L_k, block_rows)
+        for rows, first_hidden, n_keys, block_mask in plan:
+            if weights is None:
+                scores = scratch[: heads.stop - start, : rows.stop - rows.start, :n_keys]
+            else:
+                scores = weights[heads, rows, :n_keys]
+            np.matmul(q[heads, rows], k_t[heads, :, :n_keys], out=scores)  # (g, rows, n_keys)
+            if first_hidden < n_keys:
+                np.copyto(scores[..., first_hidden:], -np.inf,
+                          where=~block_mask[..., first_hidden:n_keys])
+            _softmax_inplace(scores)
+            np.matmul(scores, v[heads, :n_keys], out=out[heads, rows])  # (g, rows, d_v)
+    return out.reshape(batch + (L_q, d_v))
 
 
-def _attend(q_scaled, k, v, mask):
-    """The formula itself, on queries already divided by √d_k: (out, weights)."""
-    scores = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L_q, L_k)
-    if mask is not None:
-        np.copyto(scores, -np.inf, where=~mask)
-    weights = _softmax_inplace(scores)
-    return weights @ v, weights  # (..., L_q, d_v)
+def _flatten(a, batch, dtype):
+    """a (..., m, n) broadcast to batch + (m, n), as (prod(batch), m, n); copies only if it must."""
+    a = a.astype(dtype, copy=False)
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+    return a.reshape((math.prod(batch),) + a.shape[-2:])
 
 
-def _query_blocks(q, k, v, mask, block):
-    """Attention for `block` queries at a time: yields (rows, n_keys, out, weights), where
-    keys from n_keys on are masked for every query of the block and were left out."""
-    q_scaled = _scaled(q, k, v)
-    L_q, L_k = q.shape[-2], k.shape[-2]
-    for start in range(0, L_q, block):
-        rows = slice(start, min(start + block, L_q))
-        block_mask, n_keys = None, L_k
-        if mask is not None:
-            block_mask = mask if mask.shape[-2] == 1 else mask[..., rows, :]
-            visible = np.flatnonzero(block_mask.any(axis=tuple(range(block_mask.ndim - 1))))
-            n_keys = int(visible[-1]) + 1 if visible.size else 1
-            block_mask = block_mask[..., :n_keys]
-        out, weights = _attend(q_scaled[..., rows, :], k[..., :n_keys, :], v[..., :n_keys, :],
-                               block_mask)
-        yield rows, n_keys, out, weights
+def _row_blocks(mask, L_q, L_k, block_rows):
+    """[(rows, first_hidden, n_keys, block_mask)] for each block of `block_rows` queries:
+    keys from n_keys on are hidden from every query of the block (left out), keys before
+    first_hidden from none of them (no masking needed)."""
+    blocks = []
+    for start in range(0, L_q, block_rows):
+        rows = slice(start, min(start + block_rows, L_q))
+        if mask is None:
+            blocks.append((rows, L_k, L_k, None))
+            continue
+        block_mask = mask if mask.shape[-2] == 1 else mask[..., rows, :]
+        seen_by_any = block_mask.any(axis=(0, 1))
+        seen_by_all = block_mask.all(axis=(0, 1))
+        visible = np.flatnonzero(seen_by_any)
+        n_keys = int(visible[-1]) + 1 if visible.size else 1
+        hidden = np.flatnonzero(~seen_by_all[:n_keys])
+        first_hidden = int(hidden[0]) if hidden.size else n_keys
+        blocks.append((rows, first_hidden, n_keys, block_mask))
+    return blocks
 
 
 def _unbroadcast(grad, shape):
@@ -191,7 +237,4 @@ def chunked_attention(q, k, v, mask=None, chunk_size=128):
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    out = np.empty(scores_shape[:-1] + (v.shape[-1],), dtype=_dtype(q, k, v))
-    for rows, _, out_block, _ in _query_blocks(q, k, v, mask, chunk_size):
-        out[..., rows, :] = out_block
-    return out
+    return _blocked_attention(q, k, v, mask, scores_shape, chunk_size)

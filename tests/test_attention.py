@@ -3,6 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minitf import attention
 from minitf.attention import (
     causal_mask,
     chunked_attention,
@@ -114,6 +115,7 @@ def test_float32_stays_float32():
         (((3, 8), (4, 8), (5, 5)), "k has L_k=4 positions but v has 5"),
         (((2, 3, 8), (3, 4, 8), (3, 4, 5)), "do not broadcast"),
         (((8,), (4, 8), (4, 5)), "q must have at least 2 dimensions"),
+        (((3, 8), (0, 8), (0, 5)), "k has no positions"),
     ],
 )
 def test_bad_shapes_are_named(shapes, message):
@@ -229,26 +231,37 @@ def test_chunked_attention_bounds_peak_memory():
 def reference_attention(q, k, v, mask):
     """The formula written out in float64, with no blocks and no shortcuts."""
     scores = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    scores = np.where(mask, scores, -np.inf)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     with np.errstate(invalid="ignore"):
         weights = np.exp(scores - scores.max(-1, keepdims=True))
         weights = np.nan_to_num(weights / weights.sum(-1, keepdims=True))
     return weights @ v, weights
 
 
-def test_masked_attention_over_many_query_blocks():
-    # long enough that the masked path goes through several blocks of queries
+@pytest.mark.parametrize("block_rows, block_scores", [(64, 1 << 17), (7, 1), (64, 3 * 64 * 150)])
+def test_attention_in_blocks_equals_the_formula(monkeypatch, block_rows, block_scores):
+    # The blocks are an implementation detail, so force small ones: several blocks of
+    # queries, and heads alone or in groups that do not divide the batch evenly.
+    monkeypatch.setattr(attention, "_BLOCK_ROWS", block_rows)
+    monkeypatch.setattr(attention, "_BLOCK_SCORES", block_scores)
     rng = np.random.default_rng(8)
     L = 150
-    q, k, v = (rng.standard_normal((2, 3, L, 8)).astype(np.float32) for _ in range(3))
+    q, k, v = (rng.standard_normal((2, 4, L, 8)).astype(np.float32) for _ in range(3))
     lengths = np.array([L, 70])
     padding = (np.arange(L) < lengths[:, None])[:, None, None, :]  # (2, 1, 1, L)
     random_mask = rng.random((L, L)) < 0.3
     random_mask[:, 100:] = False  # trailing keys hidden from every query
     random_mask[5] = False  # one query sees nothing
-    for mask in (causal_mask(L), padding, causal_mask(L) & padding, random_mask):
+    per_head = rng.random((2, 4, L, L)) < 0.5
+    for mask in (None, causal_mask(L), padding, causal_mask(L) & padding, random_mask, per_head):
         out, weights = scaled_dot_product_attention(q, k, v, mask)
         expected_out, expected_weights = reference_attention(q, k, v, mask)
         np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(out, expected_out, rtol=1e-4, atol=1e-5)
         assert out.dtype == weights.dtype == np.float32
+    # k and v shared by every head and batch entry: broadcast, not copied per head
+    out, weights = scaled_dot_product_attention(q, k[0, 0], v[0, 0], causal_mask(L))
+    expected_out, expected_weights = reference_attention(q, k[0, 0], v[0, 0], causal_mask(L))
+    np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-4, atol=1e-5)
