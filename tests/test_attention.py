@@ -49,6 +49,22 @@ def test_softmax_huge_and_tiny_logits():
     np.testing.assert_allclose(p[2], 1 / 3)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_softmax_is_unchanged_by_a_shift_of_any_size(dtype):
+    # Small logits go straight into exp; large ones have the row max subtracted first.
+    # Both roads must give the same weights, and neither may overflow.
+    x = np.random.default_rng(9).standard_normal((4, 6))
+    limit = np.log(np.finfo(dtype).max)
+    for shift in (0.0, limit / 2 - 3, limit / 2 + 3, limit - 3, limit, -limit, 1e4, -1e4):
+        shifted = (x + shift).astype(dtype)
+        p = softmax(shifted)
+        # the reference: the same rounded inputs, brought back to 0 in float64
+        expected = softmax(shifted.astype(np.float64) - shift)
+        assert p.dtype == dtype and np.isfinite(p).all()
+        np.testing.assert_allclose(p, expected, rtol=0.01 if dtype == np.float16 else 1e-4,
+                                   atol=1e-3 if dtype == np.float16 else 1e-6)
+
+
 def test_softmax_fully_masked_row_gives_zeros():
     x = np.array([[-np.inf, -np.inf], [0.0, -np.inf]], dtype=np.float32)
     p = softmax(x)
