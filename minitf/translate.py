@@ -7,9 +7,8 @@
 import functools
 from pathlib import Path
 
-import numpy as np
-
 from . import tasks
+from .generate import _check_int
 from .train import load_checkpoint, translate_ids
 
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights" / "translator.npz"
@@ -36,9 +35,7 @@ def translate(texts, *, checkpoint=None, beam_size=1):
     """
     single = isinstance(texts, str)
     items = [texts] if single else list(texts)
-    if isinstance(beam_size, bool) or not isinstance(beam_size, (int, np.integer)) \
-            or beam_size < 1:
-        raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}")
+    beam_size = _check_int(beam_size, "beam_size", 1)
     for text in items:
         tasks.parse_english(text)
     if not items:
@@ -46,5 +43,5 @@ def translate(texts, *, checkpoint=None, beam_size=1):
     model, meta = load_translator(checkpoint)
     source, target = meta["source_vocab"], meta["target_vocab"]
     src = tasks.pad([source.encode(tasks.source_words(t)) + [tasks.EOS_ID] for t in items])
-    out = ["".join(target.decode(row)) for row in translate_ids(model, src, int(beam_size))]
+    out = ["".join(target.decode(row)) for row in translate_ids(model, src, beam_size)]
     return out[0] if single else out
