@@ -28,25 +28,35 @@ def log_softmax(x):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def _softmax_inplace(x, axis=-1):
-    """softmax that overwrites the float array `x` and returns it."""
-    row_max = np.max(x, axis=axis, keepdims=True)
+def _softmax_inplace(x, axis=-1, small=False):
+    """softmax that overwrites the float array `x` and returns it.
+
+    small=True is the caller's promise that |x| <= _exp_limit(x.dtype) wherever x is not
+    -inf, so there is no row max to look for.
+    """
     # softmax(x) = softmax(x − c) for any c. c = the row max makes the largest term exp(0) = 1,
-    # so nothing overflows. But when every row max is already near 0 (within half the log of
-    # the largest float: ±44 in float32), exp(x) can neither overflow nor vanish, and we
-    # skip the subtraction, a whole pass over x.
-    if not np.all(np.abs(row_max) <= np.log(np.finfo(x.dtype).max) / 2):
-        if np.isnan(row_max).any() or np.isposinf(row_max).any():
-            raise ValueError("softmax input contains NaN or +inf")
-        # A fully masked row has max -inf; subtracting 0 keeps it -inf, and exp gives 0.
-        row_max[np.isneginf(row_max)] = 0
-        x -= row_max
+    # so nothing overflows. But when every row max is already near 0 (within _exp_limit),
+    # exp(x) can neither overflow nor vanish, and we skip the subtraction, a pass over x.
+    if not small:
+        row_max = np.max(x, axis=axis, keepdims=True)
+        if not np.all(np.abs(row_max) <= _exp_limit(x.dtype)):
+            if np.isnan(row_max).any() or np.isposinf(row_max).any():
+                raise ValueError("softmax input contains NaN or +inf")
+            # A fully masked row has max -inf; subtracting 0 keeps it -inf, and exp gives 0.
+            row_max[np.isneginf(row_max)] = 0
+            x -= row_max
     np.exp(x, out=x)
     total = np.sum(x, axis=axis, keepdims=True)
     # multiply by 1/total (one division per row, not per entry); 0 for fully masked rows
     inv_total = np.divide(1, total, out=np.zeros_like(total), where=total > 0)
     x *= inv_total
     return x
+
+
+def _exp_limit(dtype):
+    """Half the log of the largest float (44 in float32): exp of a number no bigger than this
+    in size neither overflows nor vanishes, and neither does a sum of e^44 such terms."""
+    return np.log(np.finfo(dtype).max) / 2
 
 
 def causal_mask(n):
@@ -114,6 +124,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 # block may see: for a causal mask that is about half of all the work.
 _BLOCK_ROWS = 64
 _BLOCK_SCORES = 1 << 17
+_BOUND_FROM = 1 << 14  # fewer scores than this: bounding them costs more than it saves
 
 
 def _prepare(q, k, v, mask):
@@ -138,9 +149,18 @@ def _blocked_attention(q, k, v, mask, scores_shape, block_rows, weights=None):
     # One flat batch axis for every array, so that a group of heads is a slice.
     # The scale is a dtype scalar: a numpy float64 would silently upcast float32.
     q = _flatten(q * dtype.type(1.0 / np.sqrt(q.shape[-1])), batch, dtype)  # (N, L_q, d_k)
-    k_t = np.swapaxes(_flatten(k, batch, dtype), -1, -2)  # (N, d_k, L_k)
+    k = _flatten(k, batch, dtype)  # (N, L_k, d_k)
+    k_t = np.swapaxes(k, -1, -2)  # (N, d_k, L_k)
     v = _flatten(v, batch, dtype)  # (N, L_k, d_v)
     n_batch = q.shape[0]
+    # |q·k| <= |q| |k| (Cauchy–Schwarz). Where that bound keeps a block's scores within
+    # _exp_limit, its softmax need not look for the row max: for inputs of ordinary size
+    # that saves a pass over the scores, worth the bookkeeping once there are many scores.
+    bounded = n_batch * L_q * L_k >= _BOUND_FROM
+    if bounded:
+        q_norms = np.sqrt(np.einsum("nld,nld->nl", q, q))  # (N, L_q)
+        k_norm_max = np.sqrt(np.einsum("nld,nld->nl", k, k).max(axis=-1))  # (N,)
+        exp_limit = _exp_limit(dtype)
     if mask is not None and any(size > 1 for size in mask.shape[:-2]):
         mask = _flatten(mask, batch, bool)  # (N, L_q or 1, L_k)
     elif mask is not None:
@@ -170,7 +190,9 @@ def _blocked_attention(q, k, v, mask, scores_shape, block_rows, weights=None):
             if first_hidden < n_keys:
                 np.copyto(scores[..., first_hidden:], -np.inf,
                           where=~block_mask[..., first_hidden:n_keys])
-            _softmax_inplace(scores)
+            small = bounded and (
+                q_norms[heads, rows].max(axis=-1) * k_norm_max[heads]).max() <= exp_limit
+            _softmax_inplace(scores, small=small)
             np.matmul(scores, v[heads, :n_keys], out=out[heads, rows])  # (g, rows, d_v)
     return out.reshape(batch + (L_q, d_v))
 

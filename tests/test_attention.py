@@ -276,6 +276,17 @@ def test_attention_in_blocks_equals_the_formula(monkeypatch, block_rows, block_s
         np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(out, expected_out, rtol=1e-4, atol=1e-5)
         assert out.dtype == weights.dtype == np.float32
+    # Logits too large for exp on their own (up to about ±200) in one head and in a few
+    # rows: those blocks must subtract the row max, the others may skip it.
+    loud = q.copy()
+    loud[1, 2] *= 25
+    loud[:, :, 80:90] *= 25
+    for mask in (None, causal_mask(L)):
+        out, weights = scaled_dot_product_attention(loud, k, v, mask)
+        expected_out, expected_weights = reference_attention(loud, k, v, mask)
+        assert np.isfinite(weights).all() and np.abs(weights).max() > 0.99
+        np.testing.assert_allclose(weights, expected_weights, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out, expected_out, rtol=1e-3, atol=1e-4)
     # k and v shared by every head and batch entry: broadcast, not copied per head
     out, weights = scaled_dot_product_attention(q, k[0, 0], v[0, 0], causal_mask(L))
     expected_out, expected_weights = reference_attention(q, k[0, 0], v[0, 0], causal_mask(L))
