@@ -17,8 +17,7 @@ import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
 from .module import as_rng
-
-PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+from .tasks import BOS_ID, EOS_ID, PAD_ID
 
 
 def _check_src(src):

@@ -10,13 +10,11 @@ temperature, the k smallest, a nucleus that stops one token too early, ...).
 import numpy as np
 
 from ..attention import padding_mask, softmax
-from ..generate import greedy_decode, top_k_mask, top_p_mask
+from ..generate import BOS_ID, PAD_ID, greedy_decode, top_k_mask, top_p_mask
 from ..model import Transformer
 from .nb06 import diagnose, run_cases
 
 __all__ = ["check_greedy_step", "check_temperature", "check_top_k", "check_top_p"]
-
-PAD_ID, BOS_ID = 0, 1
 
 
 def _as_array(got):
