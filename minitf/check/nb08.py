@@ -8,7 +8,7 @@ without bias correction, max instead of min, ...).
 
 import numpy as np
 
-from ..attention import softmax
+from ..attention import log_softmax, softmax
 from ..train import cross_entropy, warmup_schedule
 from .core import describe_difference
 from .nb06 import diagnose, run_cases
@@ -21,8 +21,7 @@ __all__ = ["check_cross_entropy", "check_softmax_backward", "check_adam_step",
 
 def _token_losses(logits, targets):
     """−log softmax(logits)[target] at every position, padding included."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)
     return -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
 
 
