@@ -12,7 +12,7 @@ import argparse
 import os
 
 import numpy as np
-from common import alternating_times, machine_line
+from common import machine_line, times_in_turns
 
 from minitf.attention import causal_mask, chunked_attention, scaled_dot_product_attention
 from minitf.cost import attention_flops, peak_memory, random_qkv, time_attention
@@ -77,8 +77,8 @@ def main():
     if torch_fn:
         q, k, v = random_qkv(512, d, (8, 8))
         mask = causal_mask(512)
-        ours, theirs = alternating_times(lambda: scaled_dot_product_attention(q, k, v, mask),
-                                         lambda: torch_fn(q, k, v, mask), args.runs)
+        ours, theirs = times_in_turns([lambda: scaled_dot_product_attention(q, k, v, mask),
+                                       lambda: torch_fn(q, k, v, mask)], args.runs)
         ratios = ours / theirs
         print(f"  {args.runs} runs in turns: minitf best {ours.min() * 1e3:.1f} ms, "
               f"median {np.median(ours) * 1e3:.1f} ms; torch best {theirs.min() * 1e3:.1f} ms, "

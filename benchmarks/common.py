@@ -49,18 +49,21 @@ def best_time(fn, repeats=5, warmup=1):
     return min(times)
 
 
-def alternating_times(fn_a, fn_b, runs=20):
-    """Wall times (s) of fn_a() and fn_b() run one after the other `runs` times.
+def times_in_turns(fns, rounds, warmup=1):
+    """Wall times (s) of each function in `fns`, called in turns `rounds` times after
+    `warmup` untimed calls each: one array per function.
 
-    On a shared machine the speed drifts from second to second; timing the two in turns
-    exposes both to the same drift, so the ratio of each pair is steadier than the ratio
-    of two bests taken at different moments.
+    On a shared machine the speed drifts from second to second; taking turns exposes every
+    function to the same drift, so the ratio of their times is steadier than the ratio of
+    two bests taken at different moments.
     """
-    fn_a(), fn_b()  # warm-up
-    times_a, times_b = [], []
-    for _ in range(runs):
-        for fn, times in ((fn_a, times_a), (fn_b, times_b)):
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, spent in zip(fns, times):
             start = time.perf_counter()
             fn()
-            times.append(time.perf_counter() - start)
-    return np.array(times_a), np.array(times_b)
+            spent.append(time.perf_counter() - start)
+    return [np.array(spent) for spent in times]

@@ -15,9 +15,7 @@ torch belongs in an environment of its own, never minitf's:
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, max_len=16)
@@ -41,7 +39,7 @@ THREADS = ARGS.threads or int(os.environ.get("OPENBLAS_NUM_THREADS")
                               or os.environ.get("OMP_NUM_THREADS") or os.cpu_count())
 
 import numpy as np  # noqa: E402
-from common import machine_line  # noqa: E402
+from common import machine_line, times_in_turns  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # minitf without installing
 from minitf import tasks  # noqa: E402
@@ -51,21 +49,6 @@ try:
     import torch
 except ImportError:
     torch = None
-
-
-def median_ms(steps, rounds, warmup):
-    """Median wall time in ms of each function in `steps`, after `warmup` untimed calls;
-    the functions take turns, so a busy spell on the machine hits them alike."""
-    for step in steps:
-        for _ in range(warmup):
-            step()
-    times = [[] for _ in steps]
-    for _ in range(rounds):
-        for step, spent in zip(steps, times):
-            start = time.perf_counter()
-            step()
-            spent.append(time.perf_counter() - start)
-    return [1000 * statistics.median(t) for t in times]
 
 
 def minitf_step(model, batch):
@@ -181,7 +164,8 @@ def main():
         torch_run, diff = torch_step(model, batch)  # before minitf's steps change the weights
         print(f"torch logits agree with minitf's: max |diff| {diff:.1e}")
         steps.append(torch_run)
-    times = median_ms([minitf_step(model, batch)] + steps, ARGS.steps, ARGS.warmup)
+    times = [1000 * np.median(spent) for spent in
+             times_in_turns([minitf_step(model, batch)] + steps, ARGS.steps, ARGS.warmup)]
     print(f"minitf train step: {times[0]:.1f} ms")
     if torch is not None:
         print(f"torch eager train step: {times[1]:.1f} ms")
