@@ -1,4 +1,4 @@
-"""Finite-difference gradient checks: the honest way to trust a backward pass.
+"""Finite-difference gradient checks: the honest way to trust a backward pass. Notebook 08 §3.
 
     ∂L/∂x_i ≈ (L(x + ε e_i) − L(x − ε e_i)) / 2ε,  in float64.
 """
@@ -56,7 +56,8 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
         d_inputs = (d_inputs,)
     targets = [(f"input{i}", x, dx) for i, (x, dx) in enumerate(zip(inputs, d_inputs, strict=False))
                if dx is not None]
-    targets += [(name, p, g.copy()) for name, p, g in module.named_parameters()]
+    grads = dict(module.named_grads())
+    targets += [(name, p, grads[name].copy()) for name, p in module.named_parameters()]
     errors = {}
     for name, x, analytic in targets:
         idx = rng.choice(x.size, size=min(max_entries, x.size), replace=False)

@@ -31,11 +31,11 @@ class Linear(Module):
     def forward(self, x):
         x = np.asarray(x)
         check_last_dim(x, self.d_in, what="d_in")
-        self._x = x
+        self._cache = x
         return x @ self.W + self.b
 
     def backward(self, dout):
-        x2 = self._x.reshape(-1, self.d_in)
+        x2 = self.saved().reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
@@ -66,12 +66,13 @@ class Embedding(Module):
 
     def forward(self, tokens):
         tokens = check_tokens(tokens, self.vocab_size)
-        self._tokens = tokens
+        self._cache = tokens
         return self.weight[tokens]
 
     def backward(self, dout):
         """Token ids have no gradient: returns None, accumulates into grads["weight"]."""
-        np.add.at(self.grads["weight"], self._tokens.reshape(-1), dout.reshape(-1, self.d_model))
+        tokens = self.saved()
+        np.add.at(self.grads["weight"], tokens.reshape(-1), dout.reshape(-1, self.d_model))
         return None
 
 
@@ -95,11 +96,11 @@ class LayerNorm(Module):
         var = np.mean(centered * centered, axis=-1, keepdims=True)
         inv_std = 1 / np.sqrt(var + x.dtype.type(self.eps))
         x_hat = centered * inv_std
-        self._x_hat, self._inv_std = x_hat, inv_std
+        self._cache = (x_hat, inv_std)
         return self.gamma * x_hat + self.beta
 
     def backward(self, dout):
-        x_hat, inv_std = self._x_hat, self._inv_std
+        x_hat, inv_std = self.saved()
         self.grads["gamma"] += np.sum(dout * x_hat, axis=tuple(range(dout.ndim - 1)))
         self.grads["beta"] += np.sum(dout, axis=tuple(range(dout.ndim - 1)))
         d_x_hat = dout * self.gamma
@@ -157,16 +158,17 @@ class FeedForward(Module):
         act, _ = ACTIVATIONS[self.activation]
         pre = x @ self.W_1 + self.b_1  # (..., d_ff)
         hidden = act(pre)
-        self._x, self._pre, self._hidden = x, pre, hidden
+        self._cache = (x, pre, hidden)
         return hidden @ self.W_2 + self.b_2  # (..., d_model)
 
     def backward(self, dout):
+        x, pre, hidden = self.saved()
         _, act_backward = ACTIVATIONS[self.activation]
         dout2 = dout.reshape(-1, self.d_model)
-        self.grads["W_2"] += self._hidden.reshape(-1, self.d_ff).T @ dout2
+        self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2
         self.grads["b_2"] += dout2.sum(axis=0)
-        d_pre = act_backward(dout @ self.W_2.T, self._pre)
+        d_pre = act_backward(dout @ self.W_2.T, pre)
         d_pre2 = d_pre.reshape(-1, self.d_ff)
-        self.grads["W_1"] += self._x.reshape(-1, self.d_model).T @ d_pre2
+        self.grads["W_1"] += x.reshape(-1, self.d_model).T @ d_pre2
         self.grads["b_1"] += d_pre2.sum(axis=0)
         return d_pre @ self.W_1.T

@@ -12,6 +12,7 @@ with C = X for self-attention (自注意力) and C = the encoder output for cros
 import numpy as np
 
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .fast import blocked_attention
 from .layers import check_last_dim, glorot_uniform
 from .module import Module, as_rng
 
@@ -29,6 +30,16 @@ def merge_heads(x):
 
 
 class MultiHeadAttention(Module):
+    """Multi-head attention (多头注意力), built in notebook 03; used as self-attention in the
+    encoder (05), masked self-attention and cross-attention in the decoder (06).
+
+    `fast` picks the attention kernel: `minitf.fast.blocked_attention` (True, the default) or
+    the reference `minitf.attention.scaled_dot_product_attention` (False); the numbers are the
+    same to float rounding. Set it on an instance (`mha.fast = False`) or on the class.
+    """
+
+    fast = True
+
     def __init__(self, d_model, num_heads, *, dtype=np.float32, rng=None):
         super().__init__()
         if num_heads < 1 or d_model % num_heads:
@@ -77,17 +88,19 @@ class MultiHeadAttention(Module):
                 v = np.concatenate([cache["v"], v], axis=2)
         if cache is not None:
             cache["k"], cache["v"] = k, v
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, L_q, d_k)
+        attention = blocked_attention if self.fast else scaled_dot_product_attention
+        heads, weights = attention(q, k, v, mask)  # (B, h, L_q, d_k)
         concat = merge_heads(heads)  # (B, L_q, d_model)
         self.attn_weights = weights
-        self._saved = None if cache is not None else (x, context, q, k, v, weights, concat)
+        self._cache = "kv-cache" if cache is not None else (x, context, q, k, v, weights, concat)
         return concat @ self.W_o + self.b_o
 
     def backward(self, dout):
         """Returns dx for self-attention, (dx, d_context) for cross-attention."""
-        if self._saved is None:
-            raise RuntimeError("backward needs a forward without cache")
-        x, context, q, k, v, weights, concat = self._saved
+        saved = self.saved()
+        if saved == "kv-cache":
+            raise RuntimeError("MultiHeadAttention.backward() needs a forward without a KV cache")
+        x, context, q, k, v, weights, concat = saved
         d = self.d_model
         dout2 = dout.reshape(-1, d)
         self.grads["W_o"] += concat.reshape(-1, d).T @ dout2

@@ -8,8 +8,9 @@ import functools
 from pathlib import Path
 
 from . import tasks
+from .checkpoint import load_checkpoint
 from .generate import _check_int
-from .train import load_checkpoint, translate_ids
+from .train import translate_ids
 
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights" / "translator.npz"
 
@@ -31,7 +32,7 @@ def translate(texts, *, checkpoint=None, beam_size=1):
 
     Each text must be a number phrase as tasks.english writes it ("one thousand five");
     anything else is a ValueError that says what is wrong. checkpoint: a path written by
-    train.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
+    checkpoint.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
     """
     single = isinstance(texts, str)
     items = [texts] if single else list(texts)
