@@ -32,6 +32,7 @@ def save_checkpoint(path, model, **metadata):
 
     `metadata` (JSON-serialisable values) is stored too. The file is written under a temporary
     name and then renamed, so a failed save leaves an earlier file at `path` as it was.
+    Notebook 08 §6.
     """
     path = Path(path)
     config = model.config
@@ -69,6 +70,7 @@ def load_checkpoint(path):
     "metadata" (dict)}. A missing file is FileNotFoundError; a truncated, corrupt or foreign
     file, a config that does not fit the weights, or weights that are not finite is a
     ValueError naming the path.
+    Notebook 07 (the shipped translator) and 08 §6.
     """
     path = Path(path)
     if not path.exists():

@@ -4,6 +4,7 @@ output ("memory"), and a feed-forward network; each with a residual connection a
 
 Post-LN:  y = norm1(y + self_attn(y)); y = norm2(y + cross_attn(y, memory)); y = norm3(y + ffn(y))
 Pre-LN:   y = y + self_attn(norm1(y)); y = y + cross_attn(norm2(y), memory); y = y + ffn(norm3(y))
+Built in notebook 06.
 """
 
 import numpy as np
@@ -14,6 +15,9 @@ from .multihead import MultiHeadAttention
 
 
 class DecoderLayer(Module):
+    """One decoder layer (解码器层): masked self-attention, cross-attention to the memory and a
+    feed-forward network, each with a residual connection and LayerNorm. Notebook 06 §5."""
+
     def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
@@ -61,6 +65,9 @@ class DecoderLayer(Module):
 
 
 class Decoder(Module):
+    """The decoder (解码器): `num_layers` DecoderLayers, plus a final LayerNorm when pre-LN.
+    Notebook 06 §5."""
+
     def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
                  activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()

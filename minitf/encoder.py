@@ -4,6 +4,7 @@ each wrapped in a residual connection (残差连接) and LayerNorm (层归一化
 Post-LN (the paper):  x = norm1(x + self_attn(x));  x = norm2(x + ffn(x))
 Pre-LN  (norm_first): x = x + self_attn(norm1(x)); x = x + ffn(norm2(x)); a final norm
 after the stack.
+Built in notebook 05.
 """
 
 import numpy as np
@@ -14,6 +15,9 @@ from .multihead import MultiHeadAttention
 
 
 class EncoderLayer(Module):
+    """One encoder layer (编码器层): self-attention and a feed-forward network, each with a
+    residual connection and LayerNorm. Notebook 05 §4 (post-LN) and §5 (pre-LN)."""
+
     def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
@@ -45,6 +49,9 @@ class EncoderLayer(Module):
 
 
 class Encoder(Module):
+    """The encoder (编码器): `num_layers` EncoderLayers, plus a final LayerNorm when pre-LN.
+    Notebook 05 §6."""
+
     def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
                  activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()

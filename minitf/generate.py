@@ -9,15 +9,15 @@ T ≤ max_len: a row keeps its <eos> and is padded with <pad> = 0 after it.
 With `use_cache=True` the source is encoded once and the decoder is fed one token per step,
 reusing the keys and values of earlier steps (the KV cache); `use_cache=False` recomputes
 the whole prefix each step. Both give the same tokens.
+Built in notebook 07.
 """
-
-import numbers
 
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
 from .module import as_rng
 from .tasks import BOS_ID, EOS_ID, PAD_ID
+from .validation import require_int, require_real
 
 
 def _check_src(src):
@@ -28,23 +28,8 @@ def _check_src(src):
     return src
 
 
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, name, low, high, low_open=True):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            (low < value if low_open else low <= value) and value <= high
-            and np.isfinite(value)):
-        bounds = f"{'(' if low_open else '['}{low}, {high}{')' if high == np.inf else ']'}"
-        raise ValueError(f"{name} must be a number in {bounds}, got {value!r}")
-    return float(value)
-
-
 def _check_max_len(model, max_len):
-    max_len = _check_int(max_len, "max_len", 1)
+    max_len = require_int(max_len, "max_len", low=1)
     if max_len > model.max_len:
         raise ValueError(
             f"max_len={max_len} would feed the decoder positions 0..{max_len - 1} (<bos> at 0), "
@@ -107,14 +92,16 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
 
     A row stops at its eos_id (kept; <pad> after it) and the loop ends when every row has;
     eos_id=None never stops early (T == max_len).
+    Notebook 07 §1.
     """
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache,
                         lambda logits: logits.argmax(axis=-1))
 
 
 def top_k_mask(logits, k):
-    """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id."""
-    k = _check_int(k, "top_k", 1)
+    """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id.
+    Notebook 07 §4."""
+    k = require_int(k, "top_k", low=1)
     order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), largest first
     keep = np.zeros(logits.shape, dtype=bool)
     np.put_along_axis(keep, order[..., :k], True, axis=-1)
@@ -126,8 +113,9 @@ def top_p_mask(probs, p):
     whose total probability reaches p (at least one token; ties go to the lower id).
 
     A token is kept when the tokens more probable than it hold less than p of the mass.
+    Notebook 07 §4.
     """
-    p = _check_real(p, "top_p", 0, 1)
+    p = require_real(p, "top_p", 0, 1, low_open=True)
     if p == 1:
         return np.ones(probs.shape, dtype=bool)
     order = np.argsort(-probs, axis=-1, kind="stable")  # (..., V), most probable first
@@ -156,12 +144,13 @@ def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=
     (see top_k_mask, top_p_mask); the kept probabilities are renormalised. rng is a
     np.random.Generator or an int seed: the same seed gives the same tokens. Stopping and
     padding as in greedy_decode.
+    Notebook 07 §3–4.
     """
-    temperature = _check_real(temperature, "temperature", 0, np.inf)
+    temperature = require_real(temperature, "temperature", low=0, low_open=True)
     if top_k is not None:
-        top_k = _check_int(top_k, "top_k", 1)
+        top_k = require_int(top_k, "top_k", low=1)
     if top_p is not None:
-        top_p = _check_real(top_p, "top_p", 0, 1)
+        top_p = require_real(top_p, "top_p", 0, 1, low_open=True)
     rng = as_rng(rng)
 
     def choose(logits):
@@ -214,9 +203,10 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     beam_size=1 is greedy_decode. Stopping and padding as there.
 
     return_all=True also returns, per row, a list of (ids, score) best first.
+    Notebook 07 §2.
     """
-    K = _check_int(beam_size, "beam_size", 1)
-    alpha = _check_real(length_penalty, "length_penalty", 0, np.inf, low_open=False)
+    K = require_int(beam_size, "beam_size", low=1)
+    alpha = require_real(length_penalty, "length_penalty", low=0)
     memory, memory_mask = _start(model, src, max_len, copies=K)
     B = memory.shape[0] // K
     cache = model.new_cache() if use_cache else None

@@ -1,26 +1,25 @@
 """The basic layers: Linear, Embedding, LayerNorm (层归一化), activations, FeedForward.
 
 Row-vector convention: y = x @ W + b with W of shape (d_in, d_out).
+Built in notebooks 00 (Embedding), 05 (LayerNorm, FeedForward) and 08 (Linear's backward).
 """
 
 import numpy as np
 
 from .module import Module, as_rng
-
-
-def check_last_dim(x, size, name="input", what="d_model"):
-    if x.ndim < 1 or x.shape[-1] != size:
-        raise ValueError(f"{name} has last dimension {x.shape[-1] if x.ndim else None} "
-                         f"but {what}={size}; got shape {x.shape}")
+from .validation import require_last_dim, require_token_ids
 
 
 def glorot_uniform(rng, d_in, d_out, dtype):
+    """Glorot/Xavier uniform initialisation, U(±√(6 / (d_in + d_out))), shape (d_in, d_out).
+    Used by every layer with weights (notebook 03)."""
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
 
 class Linear(Module):
-    """y = x W + b; x (..., d_in) -> y (..., d_out)."""
+    """y = x W + b; x (..., d_in) -> y (..., d_out).
+    Notebook 03 (the projections W^Q, W^K, W^V, W^O); its backward in notebook 08 §3."""
 
     def __init__(self, d_in, d_out, *, dtype=np.float32, rng=None):
         super().__init__()
@@ -30,7 +29,7 @@ class Linear(Module):
 
     def forward(self, x):
         x = np.asarray(x)
-        check_last_dim(x, self.d_in, what="d_in")
+        require_last_dim(x, self.d_in, what="d_in")
         self._cache = x
         return x @ self.W + self.b
 
@@ -42,20 +41,9 @@ class Linear(Module):
         return dout @ self.W.T
 
 
-def check_tokens(tokens, vocab_size, name="tokens"):
-    """Token ids must be an integer array with every id in [0, vocab_size)."""
-    tokens = np.asarray(tokens)
-    if not np.issubdtype(tokens.dtype, np.integer):
-        raise ValueError(f"{name} must be an integer array of token ids, got dtype {tokens.dtype}")
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        bad = tokens[(tokens < 0) | (tokens >= vocab_size)]
-        raise ValueError(f"{name} contain id {bad.flat[0]}, outside the vocabulary "
-                         f"0..{vocab_size - 1}")
-    return tokens
-
-
 class Embedding(Module):
-    """A lookup table: token ids (...) -> vectors (..., d_model)."""
+    """A lookup table: token ids (...) -> vectors (..., d_model).
+    Notebook 00 §3."""
 
     def __init__(self, vocab_size, d_model, *, dtype=np.float32, rng=None):
         super().__init__()
@@ -65,7 +53,7 @@ class Embedding(Module):
         self.add_param("weight", weight.astype(dtype))
 
     def forward(self, tokens):
-        tokens = check_tokens(tokens, self.vocab_size)
+        tokens = require_token_ids(tokens, self.vocab_size)
         self._cache = tokens
         return self.weight[tokens]
 
@@ -80,6 +68,7 @@ class LayerNorm(Module):
     """Normalise each vector over its last axis, then scale and shift:
 
         y = γ ⊙ (x − μ) / √(σ² + ε) + β,  σ² the biased variance.
+    Notebook 05 §2.
     """
 
     def __init__(self, d_model, eps=1e-5, *, dtype=np.float32):
@@ -90,7 +79,7 @@ class LayerNorm(Module):
 
     def forward(self, x):
         x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        require_last_dim(x, self.d_model)
         mean = x.mean(axis=-1, keepdims=True)
         centered = x - mean
         var = np.mean(centered * centered, axis=-1, keepdims=True)
@@ -111,10 +100,12 @@ class LayerNorm(Module):
 
 
 def relu(x):
+    """ReLU, max(x, 0): the feed-forward network's activation (notebook 05 §3)."""
     return np.maximum(x, 0)
 
 
 def relu_backward(dout, x):
+    """dL/dx of relu given dL/d(relu(x)) and x (notebook 08 §3)."""
     return dout * (x > 0)
 
 
@@ -122,12 +113,14 @@ _GELU_C = np.sqrt(2 / np.pi)
 
 
 def gelu(x):
-    """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+    """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+    Notebook 05 §3 (the activation many newer models use)."""
     c = x.dtype.type(_GELU_C)
     return 0.5 * x * (1 + np.tanh(c * (x + x.dtype.type(0.044715) * x**3)))
 
 
 def gelu_backward(dout, x):
+    """dL/dx of gelu given dL/d(gelu(x)) and x (notebook 08 §3)."""
     c = x.dtype.type(_GELU_C)
     t = np.tanh(c * (x + x.dtype.type(0.044715) * x**3))
     dt = (1 - t * t) * c * (1 + x.dtype.type(3 * 0.044715) * x * x)
@@ -139,7 +132,8 @@ ACTIVATIONS = {"relu": (relu, relu_backward), "gelu": (gelu, gelu_backward)}
 
 class FeedForward(Module):
     """Position-wise feed-forward network: FFN(x) = act(x W₁ + b₁) W₂ + b₂, applied to
-    each position separately; x (..., d_model) -> (..., d_model), hidden size d_ff."""
+    each position separately; x (..., d_model) -> (..., d_model), hidden size d_ff.
+    Notebook 05 §3."""
 
     def __init__(self, d_model, d_ff, activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
@@ -154,7 +148,7 @@ class FeedForward(Module):
 
     def forward(self, x):
         x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        require_last_dim(x, self.d_model)
         act, _ = ACTIVATIONS[self.activation]
         pre = x @ self.W_1 + self.b_1  # (..., d_ff)
         hidden = act(pre)

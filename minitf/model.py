@@ -19,7 +19,8 @@ from .tasks import PAD_ID
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig:
     """Everything that fixes a Transformer's shape: the constructor's arguments, in one place.
-    A checkpoint stores it; `Transformer.from_config` builds from it."""
+    A checkpoint stores it; `Transformer.from_config` builds from it.
+    Notebook 06 §6; the translator's is `minitf.train.TRANSLATOR_CONFIG` (notebook 08 §6)."""
 
     src_vocab_size: int
     tgt_vocab_size: int

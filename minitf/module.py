@@ -14,7 +14,8 @@ import numpy as np
 
 
 def as_rng(rng):
-    """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded)."""
+    """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded).
+    Every constructor takes `rng` this way (notebook 03)."""
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (int, np.integer)):

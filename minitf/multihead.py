@@ -7,24 +7,28 @@ on its own; the heads' outputs are concatenated and mixed by W_o:
 
 with C = X for self-attention (自注意力) and C = the encoder output for cross-attention
 (交叉注意力).
+Built in notebook 03.
 """
 
 import numpy as np
 
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .fast import blocked_attention
-from .layers import check_last_dim, glorot_uniform
+from .layers import glorot_uniform
 from .module import Module, as_rng
+from .validation import require_last_dim
 
 
 def split_heads(x, num_heads):
-    """(B, L, d_model) -> (B, h, L, d_k)."""
+    """(B, L, d_model) -> (B, h, L, d_k).
+    Notebook 03, "One big projection, split into heads"."""
     B, L, d_model = x.shape
     return x.reshape(B, L, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(x):
-    """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation)."""
+    """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation).
+    Notebook 03, "One big projection, split into heads"."""
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)
 
@@ -55,7 +59,7 @@ class MultiHeadAttention(Module):
         x = np.asarray(x)
         if x.ndim != 3:
             raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
-        check_last_dim(x, self.d_model, name)
+        require_last_dim(x, self.d_model, name)
         return x
 
     def forward(self, x, context=None, mask=None, cache=None):

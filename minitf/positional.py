@@ -4,16 +4,18 @@ token stands.
 Sinusoidal (the paper):  PE[pos, 2i] = sin(pos / 10000^(2i/d)),  PE[pos, 2i+1] = cos(…).
 Learned: one trained vector per position. Rotary (RoPE): rotate q and k by position-dependent
 angles so their dot product depends only on the offset between positions.
+Built in notebook 04.
 """
 
 import numpy as np
 
-from .layers import check_last_dim
 from .module import Module, as_rng
+from .validation import require_last_dim
 
 
 def sinusoidal_encoding(max_len, d_model, dtype=np.float32):
-    """(max_len, d_model) table of the paper's sines and cosines."""
+    """(max_len, d_model) table of the paper's sines and cosines.
+    Notebook 04, "The sinusoidal encoding"."""
     if d_model % 2:
         raise ValueError(f"sinusoidal encoding needs an even d_model, got {d_model}")
     pos = np.arange(max_len)[:, None]  # (max_len, 1)
@@ -34,7 +36,8 @@ def _check_positions(x, start, max_len):
 
 
 class SinusoidalPositionalEncoding(Module):
-    """x (..., L, d_model) -> x + PE[start:start+L]. No parameters."""
+    """x (..., L, d_model) -> x + PE[start:start+L]. No parameters.
+    Notebook 04, "The sinusoidal encoding"."""
 
     def __init__(self, max_len, d_model, *, dtype=np.float32):
         super().__init__()
@@ -43,7 +46,7 @@ class SinusoidalPositionalEncoding(Module):
 
     def forward(self, x, start=0):
         x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        require_last_dim(x, self.d_model)
         _check_positions(x, start, self.max_len)
         return x + self.table[start:start + x.shape[-2]]
 
@@ -52,7 +55,8 @@ class SinusoidalPositionalEncoding(Module):
 
 
 class LearnedPositionalEmbedding(Module):
-    """x (..., L, d_model) -> x + weight[start:start+L], one trained vector per position."""
+    """x (..., L, d_model) -> x + weight[start:start+L], one trained vector per position.
+    Notebook 04, "Learned positional embeddings"."""
 
     def __init__(self, max_len, d_model, *, dtype=np.float32, rng=None):
         super().__init__()
@@ -62,7 +66,7 @@ class LearnedPositionalEmbedding(Module):
 
     def forward(self, x, start=0):
         x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        require_last_dim(x, self.d_model)
         _check_positions(x, start, self.max_len)
         self._span = (start, x.shape[-2], x.ndim)
         return x + self.weight[start:start + x.shape[-2]]
@@ -78,6 +82,7 @@ def rope(x, positions=None, base=10000.0):
 
     Pairs (x[2i], x[2i+1]) are rotated by the angle pos / base^(2i/d), so that
     rope(q)_m · rope(k)_n depends on q, k and the offset m − n only.
+    Notebook 04, "A modern alternative: rotary encoding (RoPE)".
     """
     x = np.asarray(x)
     L, d = x.shape[-2], x.shape[-1]

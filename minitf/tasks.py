@@ -3,6 +3,7 @@
 `english(1005)` is ``"one thousand five"`` and `chinese(1005)` is ``"一千零五"``.
 Source tokens are words, target tokens are characters. Every vocabulary starts with the
 four special tokens ``<pad>=0, <bos>=1, <eos>=2, <unk>=3``.
+Introduced in notebook 00 §1–2.
 """
 
 import difflib
@@ -45,7 +46,8 @@ def _below_100_words(n):
 
 
 def english(n):
-    """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``."""
+    """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``.
+    Notebook 00 §1."""
     n = _check_number(n)
     if n == 0:
         return "zero"
@@ -61,7 +63,8 @@ def english(n):
 
 
 def chinese(n):
-    """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``."""
+    """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``.
+    Notebook 00 §1."""
     n = _check_number(n)
     if n == 0:
         return DIGITS[0]
@@ -81,7 +84,8 @@ def chinese(n):
 
 
 class Vocab:
-    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order."""
+    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order.
+    Notebook 00 §2."""
 
     def __init__(self, tokens):
         tokens = list(tokens)
@@ -153,7 +157,8 @@ def _unknown_word(word):
 
 
 def source_words(text):
-    """Split English text into known number words, lower-cased; ValueError otherwise."""
+    """Split English text into known number words, lower-cased; ValueError otherwise.
+    Notebook 00 §2."""
     if not isinstance(text, str):
         raise TypeError(f"expected a str, got {type(text).__name__}")
     words = text.lower().split()
@@ -184,6 +189,7 @@ def parse_english(text):
     """Read a number phrase written as `english` writes it back to an int.
 
     ValueError naming the problem for unknown words or an invalid phrase ("hundred five").
+    Notebook 00 §2.
     """
     words = source_words(text)
     if "zero" in words:
@@ -208,7 +214,8 @@ def parse_english(text):
 
 
 def target_chars(text):
-    """Split Chinese text into known characters (whitespace ignored); ValueError otherwise."""
+    """Split Chinese text into known characters (whitespace ignored); ValueError otherwise.
+    Notebook 00 §2."""
     if not isinstance(text, str):
         raise TypeError(f"expected a str, got {type(text).__name__}")
     chars = [c for c in text if not c.isspace()]
@@ -222,27 +229,32 @@ def target_chars(text):
 
 
 def encode_source(text):
-    """English text -> int64 ids `(L_s,)`, the words followed by <eos>."""
+    """English text -> int64 ids `(L_s,)`, the words followed by <eos>.
+    Notebook 00 §2."""
     return np.array(SOURCE_VOCAB.encode(source_words(text)) + [EOS_ID], dtype=np.int64)
 
 
 def encode_target(text):
-    """Chinese text -> int64 ids `(L_t,)`, the characters followed by <eos>."""
+    """Chinese text -> int64 ids `(L_t,)`, the characters followed by <eos>.
+    Notebook 00 §2."""
     return np.array(TARGET_VOCAB.encode(target_chars(text)) + [EOS_ID], dtype=np.int64)
 
 
 def decode_source(ids):
-    """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>."""
+    """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>.
+    Notebook 00 §2."""
     return " ".join(SOURCE_VOCAB.decode(ids))
 
 
 def decode_target(ids):
-    """Target ids `(L,)` -> characters joined; stops at <eos>, ignores <pad>/<bos>."""
+    """Target ids `(L,)` -> characters joined; stops at <eos>, ignores <pad>/<bos>.
+    Notebook 00 §2."""
     return "".join(TARGET_VOCAB.decode(ids))
 
 
 def split(test_fraction=0.2, seed=0):
-    """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays."""
+    """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays.
+    Notebook 00 §1."""
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction!r}")
     numbers = np.random.default_rng(seed).permutation(MAX_NUMBER + 1).astype(np.int64)
@@ -251,7 +263,8 @@ def split(test_fraction=0.2, seed=0):
 
 
 def pad(sequences, pad_id=PAD_ID):
-    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`."""
+    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`.
+    Notebook 00 §2."""
     rows = [np.asarray(s, dtype=np.int64) for s in sequences]
     for i, row in enumerate(rows):
         if row.ndim != 1:
@@ -267,6 +280,7 @@ def make_batch(numbers):
 
     src `(B, L_s)` is the English ids + <eos>; tgt_in `(B, L_t)` is <bos> + the Chinese ids;
     tgt_out `(B, L_t)` is the Chinese ids + <eos> (tgt_in shifted left by one).
+    Notebook 00 §5; the teacher-forcing shift in notebook 06 §6.
     """
     numbers = np.asarray(numbers)
     if numbers.ndim != 1:

@@ -29,7 +29,8 @@ TRANSLATOR_CONFIG = TransformerConfig(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """How `train` trains: the optimiser steps, the batch, the schedule and the loss."""
+    """How `train` trains: the optimiser steps, the batch, the schedule and the loss.
+    Notebook 08 §6."""
 
     steps: int = 400
     batch_size: int = 64
@@ -89,7 +90,8 @@ def warmup_schedule(step, *, d_model, warmup, scale=1.0):
 
 
 def global_norm(model):
-    """√(Σ grad²) over every gradient of the model."""
+    """√(Σ grad²) over every gradient of the model.
+    Notebook 08 §6 (gradient clipping)."""
     return math.sqrt(sum(float(np.vdot(g, g)) for _, g in model.named_grads()))
 
 
@@ -97,6 +99,7 @@ def clip_grad_norm(model, max_norm):
     """Scale every gradient in place so that their global norm is at most `max_norm`.
 
     Returns the norm before clipping.
+    Notebook 08 §6.
     """
     norm = global_norm(model)
     if norm > max_norm:
@@ -136,19 +139,22 @@ class Adam:
 
 
 def new_model(seed=0, **changes):
-    """A fresh translator for the number task: TRANSLATOR_CONFIG with `changes` applied."""
+    """A fresh translator for the number task: TRANSLATOR_CONFIG with `changes` applied.
+    Notebook 08 §6."""
     return Transformer.from_config(dataclasses.replace(TRANSLATOR_CONFIG, **changes), rng=seed)
 
 
 def translate_ids(model, src, beam_size=1):
-    """src (B, L_s) ids -> (B, T) target ids, without <bos>."""
+    """src (B, L_s) ids -> (B, T) target ids, without <bos>.
+    Notebook 08 §6."""
     if beam_size == 1:
         return greedy_decode(model, src, max_len=model.max_len)
     return beam_search(model, src, beam_size=beam_size, max_len=model.max_len)
 
 
 def exact_match(model, numbers, batch_size=500, beam_size=1):
-    """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n)."""
+    """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n).
+    Notebook 08 §6."""
     numbers = np.asarray(numbers)
     correct = 0
     for i in range(0, len(numbers), batch_size):

@@ -1,4 +1,6 @@
 """Attention computed a block at a time: the numbers of `minitf.attention`, 1.5–2× faster.
+Notebooks 02 to 08 run it inside MultiHeadAttention (`fast = True`); notebook 02 §5 measures
+the cost it reduces.
 
 `blocked_attention(q, k, v, mask)` returns what `scaled_dot_product_attention` returns (equal
 to float rounding; tests/test_fast.py checks every mask kind and dtype). It differs in how
@@ -49,6 +51,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     The same arguments and results as `minitf.attention.scaled_dot_product_attention`.
     block_rows: queries per block; block_scores: about how many scores a block of a group of
     heads holds; bound_from: from how many scores the Cauchy–Schwarz bound is used.
+    Not built in a notebook: notebook 02 §5 measures the cost it reduces.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
     _require_positive(block_rows=block_rows, block_scores=block_scores)
