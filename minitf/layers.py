@@ -7,12 +7,23 @@ Built in notebooks 00 (Embedding), 05 (LayerNorm, FeedForward) and 08 (Linear's 
 import numpy as np
 
 from .module import Module, as_rng
-from .validation import require_last_dim, require_token_ids
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_last_dim,
+    require_real,
+    require_token_ids,
+)
 
 
 def glorot_uniform(rng, d_in, d_out, dtype):
     """Glorot/Xavier uniform initialisation, U(±√(6 / (d_in + d_out))), shape (d_in, d_out).
     Used by every layer with weights (notebook 03)."""
+    rng = require_instance(rng, np.random.Generator, "rng")
+    d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
+    dtype = require_float_dtype(dtype)
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
@@ -23,13 +34,14 @@ class Linear(Module):
 
     def __init__(self, d_in, d_out, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.d_in, self.d_out = d_in, d_out
+        self.d_in = require_int(d_in, "d_in", low=1)
+        self.d_out = require_int(d_out, "d_out", low=1)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_in, what="d_in")
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_in, "x", what="d_in")
         self._cache = x
         return x @ self.W + self.b
 
@@ -47,7 +59,9 @@ class Embedding(Module):
 
     def __init__(self, vocab_size, d_model, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.vocab_size, self.d_model = vocab_size, d_model
+        self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
+        self.d_model = require_int(d_model, "d_model", low=1)
+        dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
         self.add_param("weight", weight.astype(dtype))
@@ -73,17 +87,22 @@ class LayerNorm(Module):
 
     def __init__(self, d_model, eps=1e-5, *, dtype=np.float32):
         super().__init__()
-        self.d_model, self.eps = d_model, eps
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.eps = require_real(eps, "eps", low=0, low_open=True)
+        dtype = require_float_dtype(dtype)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_model)
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
         mean = x.mean(axis=-1, keepdims=True)
         centered = x - mean
-        var = np.mean(centered * centered, axis=-1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = np.mean(centered * centered, axis=-1, keepdims=True)
         inv_std = 1 / np.sqrt(var + x.dtype.type(self.eps))
+        if not np.all(inv_std > 0):  # σ² overflowed (|x| above ~1e19 in float32), or NaN
+            centered, inv_std = _normalise_large(x, self.eps)
         x_hat = centered * inv_std
         self._cache = (x_hat, inv_std)
         return self.gamma * x_hat + self.beta
@@ -99,9 +118,23 @@ class LayerNorm(Module):
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
 
 
+def _normalise_large(x, eps):
+    """(x − μ, 1/√(σ² + ε)) for entries so large that σ² overflows: each row is divided by its
+    largest |x − μ| before squaring, in float64, so no intermediate overflows."""
+    if not np.isfinite(x).all():
+        raise ValueError("x contains NaN or inf")
+    x64 = x.astype(np.float64)
+    centered = x64 - x64.mean(axis=-1, keepdims=True)
+    scale = np.abs(centered).max(axis=-1, keepdims=True)
+    scale[scale == 0] = 1
+    var_scaled = np.mean((centered / scale) ** 2, axis=-1, keepdims=True)  # σ² / scale²
+    inv_std = 1 / (scale * np.sqrt(var_scaled + eps / scale / scale))
+    return centered.astype(x.dtype), inv_std.astype(x.dtype)
+
+
 def relu(x):
     """ReLU, max(x, 0): the feed-forward network's activation (notebook 05 §3)."""
-    return np.maximum(x, 0)
+    return np.maximum(require_float_array(x, "x"), 0)
 
 
 def relu_backward(dout, x):
@@ -115,6 +148,7 @@ _GELU_C = np.sqrt(2 / np.pi)
 def gelu(x):
     """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).
     Notebook 05 §3 (the activation many newer models use)."""
+    x = require_float_array(x, "x")
     c = x.dtype.type(_GELU_C)
     return 0.5 * x * (1 + np.tanh(c * (x + x.dtype.type(0.044715) * x**3)))
 
@@ -137,18 +171,20 @@ class FeedForward(Module):
 
     def __init__(self, d_model, d_ff, activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         rng = as_rng(rng)
-        self.d_model, self.d_ff, self.activation = d_model, d_ff, activation
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.d_ff = require_int(d_ff, "d_ff", low=1)
+        self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))
         self.add_param("W_2", glorot_uniform(rng, d_ff, d_model, dtype))
         self.add_param("b_2", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_model)
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
         act, _ = ACTIVATIONS[self.activation]
         pre = x @ self.W_1 + self.b_1  # (..., d_ff)
         hidden = act(pre)

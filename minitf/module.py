@@ -12,6 +12,8 @@ is the same: `named_parameters()`, `named_children()`, `state_dict()`, `load_sta
 
 import numpy as np
 
+from .validation import FLOAT_DTYPES
+
 
 def as_rng(rng):
     """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded).
@@ -51,6 +53,9 @@ class Module:
         object.__setattr__(self, name, value)
 
     def add_param(self, name, value):
+        if value.dtype not in FLOAT_DTYPES:
+            raise ValueError(f"{type(self).__name__}: dtype must be float32 or float64, "
+                             f"got {value.dtype}")
         self.params[name] = value
         self.grads[name] = np.zeros_like(value)
 
@@ -137,6 +142,9 @@ class ModuleList(Module):
     def __init__(self, modules):
         super().__init__()
         for i, module in enumerate(modules):
+            if not isinstance(module, Module):
+                raise TypeError(f"modules must hold Modules; item {i} is "
+                                f"{type(module).__name__}")
             setattr(self, str(i), module)
 
     def __getitem__(self, i):

@@ -16,19 +16,29 @@ from .attention import scaled_dot_product_attention, scaled_dot_product_attentio
 from .fast import blocked_attention
 from .layers import glorot_uniform
 from .module import Module, as_rng
-from .validation import require_last_dim
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_int,
+    require_last_dim,
+)
 
 
 def split_heads(x, num_heads):
-    """(B, L, d_model) -> (B, h, L, d_k).
+    """(B, L, d_model) -> (B, h, L, d_k); d_model must be a multiple of num_heads.
     Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=3)
+    num_heads = require_int(num_heads, "num_heads", low=1)
     B, L, d_model = x.shape
+    if d_model % num_heads:
+        raise ValueError(f"x has d_model={d_model}, not divisible by num_heads={num_heads}")
     return x.reshape(B, L, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(x):
     """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation).
     Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=4)
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)
 
@@ -46,7 +56,10 @@ class MultiHeadAttention(Module):
 
     def __init__(self, d_model, num_heads, *, dtype=np.float32, rng=None):
         super().__init__()
-        if num_heads < 1 or d_model % num_heads:
+        d_model = require_int(d_model, "d_model", low=1)
+        num_heads = require_int(num_heads, "num_heads", low=1)
+        dtype = require_float_dtype(dtype)
+        if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         rng = as_rng(rng)
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
@@ -56,7 +69,7 @@ class MultiHeadAttention(Module):
         self.attn_weights = None
 
     def _check(self, x, name):
-        x = np.asarray(x)
+        x = require_float_array(x, name)
         if x.ndim != 3:
             raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
         require_last_dim(x, self.d_model, name)

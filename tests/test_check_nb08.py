@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from minitf.check import check_adam_step, check_cross_entropy, check_softmax_backward, check_warmup
+from minitf.module import Module
 from minitf.train import Adam
 
 
@@ -129,15 +130,11 @@ def test_adam_step_in_place_passes():
 
 def test_adam_step_agrees_with_minitf_adam():
     # the reference of the checker is the update minitf.train.Adam makes
-    class One:
+    class One(Module):
         def __init__(self, p):
-            self.p, self.g = p, np.zeros_like(p)
-
-        def named_parameters(self):
-            return [("p", self.p)]
-
-        def named_grads(self):
-            return [("p", self.g)]
+            super().__init__()
+            self.add_param("p", p)
+            self.g = self.grads["p"]
 
     rng = np.random.default_rng(0)
     model = One(rng.standard_normal(6))
