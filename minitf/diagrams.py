@@ -8,7 +8,9 @@ One colour per kind of block across all diagrams (``COLORS``): attention orange,
 blue, normalisation yellow, embeddings pink, positions lavender, linear maps periwinkle,
 softmax green, data white. ``highlight=`` outlines the part a notebook is about in red; each
 function's docstring lists its parts, and an unknown name is an error that lists them too.
-Coordinates inside a figure are inches from its lower-left corner.
+Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
+``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
+figure are inches from its lower-left corner.
 """
 
 import math
@@ -239,7 +241,8 @@ def transformer(highlight=None):
 
     ``highlight``: one or more of ``"encoder"``, ``"decoder"``, ``"embedding"``,
     ``"positional"``, ``"attention"``, ``"masked_attention"``, ``"cross_attention"``, ``"ffn"``,
-    ``"norm"``, ``"memory"``, ``"generator"``. Shown in notebooks 00 and 04.
+    ``"norm"`` (Add & Norm and the residual paths), ``"memory"``, ``"generator"``. Shown in
+    notebooks 00 and 04.
     """
     on = _lighter(highlight, PARTS["transformer"])
     ax = _canvas(10, 5.6)
