@@ -601,7 +601,8 @@ def generation_loop(highlight=None):
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
-    ``python -m minitf.diagrams DIRECTORY`` does the same, to look at them all at once.
+    ``python -m minitf.diagrams DIRECTORY`` does the same, to look at them all at once
+    (the figures the notebooks show, notebooks 00 to 07).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
