@@ -211,14 +211,14 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
 
 # ------------------------------------------------------------- describing a case
 
-def describe_value(name, value):
-    """One argument in a few words: arrays by shape (and values when tiny)."""
+def describe_value(name, value, values=True):
+    """One argument in a few words: arrays by shape (and, if `values`, values when tiny)."""
     if isinstance(value, np.ndarray):
         text = f"{name} {value.shape}"
         if value.dtype == bool:
-            text += " bool"
-        small = value.size <= (12 if value.dtype.kind in "biu" else 6)
-        if small and value.ndim <= 2 and value.size:
+            return text + " bool"
+        small = value.size <= (12 if value.dtype.kind in "iu" else 6)
+        if values and small and value.ndim <= 2 and value.size:
             with np.printoptions(precision=4, suppress=True):
                 text += " = " + " ".join(np.array2string(value, separator=" ").split())
         return text
@@ -356,9 +356,12 @@ class Exercise:
             return f"returned something the checker cannot read ({type(error).__name__}: {error})"
 
     def describe_case(self, case):
+        """The case's arguments (values too when the line stays short) and its note."""
         names = self.args if len(self.args) == len(case.args) else [
             f"arg{i + 1}" for i in range(len(case.args))]
         text = ", ".join(describe_value(n, v) for n, v in zip(names, case.args))
+        if len(text) > 100:
+            text = ", ".join(describe_value(n, v, False) for n, v in zip(names, case.args))
         return f"{text} — {case.note}" if case.note else text
 
     def check(self, fn):

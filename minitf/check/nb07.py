@@ -444,10 +444,12 @@ def _compare_steps(got, expected, rtol=1e-5, atol=1e-6):
             if g == e:  # the same exception, or the same malformed answer
                 continue
             return f"{where}: {g}" if isinstance(g, (Raised, str)) else f"{where}: differs"
-        for label, a, b in zip(("z_t", "cache['k']", "cache['v']"), g, e):
-            if label != "z_t" and np.shape(a) != np.shape(b):
+        labels = ("z_t", "cache['k']", "cache['v']")
+        for label, a, b in zip(labels[1:], g[1:], e[1:]):
+            if np.shape(a) != np.shape(b):
                 return (f"{where}: {label} has shape {np.shape(a)}, expected {np.shape(b)} "
                         "(one more position per step)")
+        for label, a, b in zip(labels, g, e):
             problem = describe_difference(a, b, rtol, atol)
             if problem:
                 return f"{where}: {label}: {problem}"
