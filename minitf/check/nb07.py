@@ -197,7 +197,8 @@ TOP_P = Exercise(
 
 class StepFunction:
     """step(prefix) -> (V,) log-probabilities of the token after `prefix`, a 1-D sequence of
-    ids that starts with <bos>. A made-up model for the beam-search exercise: every prefix
+    ids that starts with <bos>. A made-up model for the beam-search exercise of notebook 07
+    (§2), check_beam_search: every prefix
     gets its own fixed distribution (the same prefix, the same answer), and <pad> and <bos>
     have probability 0 (log-probability -inf).
 
