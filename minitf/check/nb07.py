@@ -197,10 +197,9 @@ TOP_P = Exercise(
 
 class StepFunction:
     """step(prefix) -> (V,) log-probabilities of the token after `prefix`, a 1-D sequence of
-    ids that starts with <bos>. A made-up model for the beam-search exercise of notebook 07
-    (§2), check_beam_search: every prefix
-    gets its own fixed distribution (the same prefix, the same answer), and <pad> and <bos>
-    have probability 0 (log-probability -inf).
+    ids that starts with <bos>. A made-up model for check_beam_search (notebook 07, §2):
+    every prefix gets its own fixed distribution (the same prefix, the same answer), and
+    <pad> and <bos> have probability 0 (log-probability -inf).
 
     first: the distribution after <bos> alone (probabilities, <pad> and <bos> first, 0);
     eos_growth: how much more likely <eos> becomes with each token; twins: a pair of ids
