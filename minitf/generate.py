@@ -20,7 +20,6 @@ from .tasks import BOS_ID, EOS_ID, PAD_ID
 from .validation import (
     require_bool,
     require_float_array,
-    require_instance,
     require_int,
     require_real,
 )
@@ -50,16 +49,15 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     Returns (memory (B*copies, L_s, d_model), memory_mask (B*copies, 1, 1, L_s)), each source
     row repeated `copies` times in a row (one per beam).
     """
-    from .model import Transformer  # generate is imported by the model's users, not by it
-
-    require_instance(model, Transformer, "model")
+    use_cache = require_bool(use_cache, "use_cache")
+    needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
+    if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
+        raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
     src = _check_src(src)
     _check_max_len(model, max_len)
-    vocab_size = model.config.tgt_vocab_size
-    require_int(bos_id, "bos_id", low=0, high=vocab_size - 1)
+    require_int(bos_id, "bos_id", low=0)
     if eos_id is not None:
-        require_int(eos_id, "eos_id", low=0, high=vocab_size - 1)
-    require_bool(use_cache, "use_cache")
+        require_int(eos_id, "eos_id", low=0)
     memory_mask = padding_mask(src, PAD_ID)  # (B, 1, 1, L_s)
     memory = model.encode(src)  # (B, L_s, d_model)
     if copies > 1:
