@@ -118,6 +118,31 @@ class LayerNorm(Module):
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
 
 
+class Dropout(Module):
+    """Dropout (随机失活): in training, each entry is zeroed with probability p and the rest
+    are scaled by 1/(1 − p), so the expected output is x; in evaluation (`eval()`) it is the
+    identity. Notebook 05 §4 explains where the paper uses it (p = 0.1) and why the course's
+    models keep p = 0: with no randomness in training, every stored output is reproducible.
+    """
+
+    def __init__(self, p=0.1, *, rng=None):
+        super().__init__()
+        self.p = require_real(p, "p", 0, 1, high_open=True)
+        self.rng = as_rng(rng)
+
+    def forward(self, x):
+        x = require_float_array(x, "x")
+        if not self.training or self.p == 0:
+            self._cache = np.ones((), dtype=x.dtype)  # backward passes dout straight through
+            return x
+        keep = self.rng.random(x.shape) >= self.p
+        self._cache = keep / x.dtype.type(1 - self.p)  # (…) 0 or 1/(1 − p)
+        return x * self._cache
+
+    def backward(self, dout):
+        return dout * self.saved()
+
+
 def _normalise_large(x, eps):
     """(x − μ, 1/√(σ² + ε)) for entries so large that σ² overflows: each row is divided by its
     largest |x − μ| before squaring, in float64, so no intermediate overflows."""

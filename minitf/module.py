@@ -35,6 +35,7 @@ class Module:
         object.__setattr__(self, "grads", {})
         object.__setattr__(self, "_children", {})
         object.__setattr__(self, "_cache", None)
+        object.__setattr__(self, "training", True)
 
     # Parameters are read as attributes (`self.W`) and live in `params`.
     def __getattr__(self, name):
@@ -74,6 +75,20 @@ class Module:
             raise RuntimeError(f"{type(self).__name__}.backward() was called before forward(): "
                                "run forward first, it keeps what backward needs")
         return self._cache
+
+    def train(self, mode=True):
+        """Training mode (the default) for this module and every module below it; only
+        Dropout behaves differently. Returns the module, as PyTorch's does."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"mode must be True or False, got {mode!r}")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode: the same as train(False)."""
+        return self.train(False)
 
     def named_children(self):
         """(name, module) for each direct sub-module, in the order they were set."""

@@ -66,6 +66,8 @@ CALLS = {
     "FeedForward": (layers.FeedForward, dict(d_model=4, d_ff=8, activation="relu", rng=0)),
     "FeedForward.forward": (lambda x: layers.FeedForward(8, 16, rng=0).forward(x), dict(x=X)),
     "relu": (layers.relu, dict(x=X)),
+    "Dropout": (layers.Dropout, dict(p=0.1, rng=0)),
+    "Dropout.forward": (lambda x: layers.Dropout(0.5, rng=0).forward(x), dict(x=X)),
     "gelu": (layers.gelu, dict(x=X)),
     "glorot_uniform": (layers.glorot_uniform, dict(rng=as_rng(0), d_in=3, d_out=4,
                                                    dtype=np.float32)),
