@@ -27,6 +27,17 @@ from .module import Module, as_rng
 from .positional import sinusoidal_encoding
 from .tasks import PAD_ID, Vocab, pad
 from .train import Adam, clip_grad_norm, cross_entropy, warmup_schedule
+from .validation import (
+    require_bool,
+    require_float_array,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_int_array,
+    require_real,
+    require_sizes,
+    require_token_ids,
+)
 
 # The first noun and adjective of each kind are the notes' own (animal, tired; street, wide).
 LIVING = ("animal", "dog", "cat", "horse", "child", "cow", "fox", "sheep", "goat", "boy",
@@ -48,28 +59,26 @@ VOCAB = Vocab(sorted(set(LIVING + PLACES + LIVING_ADJECTIVES + PLACE_ADJECTIVES 
                          + BECAUSE + sum(VERBS, ()) + sum(OPENERS, ()))))
 
 Example = namedtuple("Example", "words it referent")
-Example.__doc__ = """A sentence (list of words), the index of "it", the index of its referent."""
+Example.__doc__ = """One sentence of the task: its words (a list), the index of "it", the index
+of the word "it" refers to. Notebook 09 §1."""
 
 
 def sentence(living, place, adjective, verb="cross", passive=False, opener=(),
              because="because"):
     """One sentence as an Example; "it" refers to `living` if `adjective` is one of
-    LIVING_ADJECTIVES, to `place` if it is one of PLACE_ADJECTIVES.
+    LIVING_ADJECTIVES, to `place` if it is one of PLACE_ADJECTIVES. Notebook 09 §1.
 
     Active:  [opener] the living didn't cross the place because it was too adjective
     Passive: [opener] the place wasn't crossed by the living because it was too adjective
     """
-    for word, group, name in ((living, LIVING, "living"), (place, PLACES, "place"),
-                              (because, BECAUSE, "because")):
-        if word not in group:
-            raise ValueError(f"{name}={word!r} is not one of {group}")
     forms = dict(VERBS)
-    if verb not in forms:
-        raise ValueError(f"verb={verb!r} is not one of {tuple(forms)}")
-    if adjective not in LIVING_ADJECTIVES + PLACE_ADJECTIVES:
-        raise ValueError(f"adjective={adjective!r} fits neither kind of noun; known: "
-                         f"{LIVING_ADJECTIVES + PLACE_ADJECTIVES}")
-    opener = tuple(opener)
+    for word, group, name in ((living, LIVING, "living"), (place, PLACES, "place"),
+                              (adjective, LIVING_ADJECTIVES + PLACE_ADJECTIVES, "adjective"),
+                              (verb, tuple(forms), "verb"), (because, BECAUSE, "because")):
+        if not isinstance(word, str) or word not in group:
+            raise ValueError(f"{name}={word!r} is not one of {group}")
+    passive = require_bool(passive, "passive")
+    opener = tuple(opener) if isinstance(opener, (tuple, list)) else opener
     if opener not in OPENERS:
         raise ValueError(f"opener={opener!r} is not one of {OPENERS}")
     if passive:
@@ -83,12 +92,14 @@ def sentence(living, place, adjective, verb="cross", passive=False, opener=(),
 
 def pairs(held_out):
     """The (noun, adjective) pairs of one split: a noun with an adjective that fits it.
+    Notebook 09 §1.
 
     Pair (i, j) — the i-th noun and j-th adjective of the same kind — is held out when
     (i + j) % HELD_OUT_EVERY == 0: a quarter of each noun's adjectives, every noun and every
     adjective still seen in training. The notes' (animal, tired) and (street, wide) are held
     out.
     """
+    held_out = require_bool(held_out, "held_out")
     return [(noun, adjective)
             for nouns, adjectives in ((LIVING, LIVING_ADJECTIVES), (PLACES, PLACE_ADJECTIVES))
             for i, noun in enumerate(nouns) for j, adjective in enumerate(adjectives)
@@ -97,8 +108,10 @@ def pairs(held_out):
 
 def sample(rng, n, held_out=False):
     """n random Examples whose (referent, adjective) pair is from the training pairs, or
-    from the held-out pairs; the other noun, verb, order and opening drawn at random."""
+    from the held-out pairs; the other noun, verb, order and opening drawn at random.
+    Notebook 09 §1."""
     rng = as_rng(rng)
+    n = require_int(n, "n", low=0)
     chosen = pairs(held_out)
     out = []
     for _ in range(n):
@@ -116,24 +129,31 @@ def sample(rng, n, held_out=False):
 
 
 def encode(words):
-    """Words of a sentence (a str is split on spaces, lower-cased) -> int64 ids (L,);
-    a word outside VOCAB is a ValueError naming it."""
+    """A sentence -> int64 ids (L,). `words` is a list of words or a str (lower-cased and
+    split on spaces); a word outside VOCAB is a ValueError naming it. Notebook 09 §2."""
     if isinstance(words, str):
         words = words.lower().split()
+    if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"words must be a str or a list of words, got {type(words).__name__}")
+    unknown = [w for w in words if w not in VOCAB]
+    if unknown:
+        raise ValueError(f"words contain {unknown[0]!r}, which is not in the task's "
+                         f"vocabulary (referent.VOCAB)")
     return np.array(VOCAB.encode(words), dtype=np.int64)
 
 
 def make_batch(examples):
-    """Examples -> (tokens (B, L) int64 padded with 0, it (B,) int64, referent (B,) int64)."""
-    if not examples:
-        raise ValueError("make_batch needs at least one example")
+    """Examples -> (tokens (B, L) int64 padded with 0, it (B,) int64, referent (B,) int64).
+    Notebook 09 §2."""
+    if not isinstance(examples, (list, tuple)) or not examples:
+        raise ValueError(f"examples must be a non-empty list of Examples, got "
+                         f"{type(examples).__name__}{'' if examples else ' (empty)'}")
+    if not all(isinstance(e, Example) for e in examples):
+        raise TypeError("examples must be Examples (from referent.sentence or referent.sample)")
     tokens = pad([encode(e.words) for e in examples])
     it = np.array([e.it for e in examples], dtype=np.int64)
     referent = np.array([e.referent for e in examples], dtype=np.int64)
     return tokens, it, referent
-
-
-MASKED = -1e9  # a pointer logit that may not be chosen: e^(−1e9) = 0, yet 0 · (−1e9) = 0
 
 
 class PointerHead(Module):
@@ -142,34 +162,36 @@ class PointerHead(Module):
         q = h_it W_q,   k_j = h_j W_k,   logit_j = q · k_j / √d_k,   p = softmax(logit)
 
     forward(h (B, L, d_model), query_index (B,) int, mask (B, L) bool or None; True = may be
-    pointed at) -> logits (B, L); a masked position gets MASKED. backward(dlogits) -> dh.
-    No biases: a bias on the keys would add the same number to every logit. Built in
-    notebook 09 §3.
+    pointed at) -> logits (B, L); a masked position gets -inf (probability 0).
+    backward(dlogits) -> dh. No biases: a bias on the keys would add the same number to
+    every logit. Built in notebook 09 §3.
     """
 
     def __init__(self, d_model, d_k=None, *, dtype=np.float32, rng=None):
         super().__init__()
         rng = as_rng(rng)
-        self.d_model, self.d_k = d_model, d_k or d_model
-        self.add_param("W_q", glorot_uniform(rng, d_model, self.d_k, dtype))
-        self.add_param("W_k", glorot_uniform(rng, d_model, self.d_k, dtype))
-        self._saved = None
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.d_k = self.d_model if d_k is None else require_int(d_k, "d_k", low=1)
+        dtype = require_float_dtype(dtype)
+        self.add_param("W_q", glorot_uniform(rng, self.d_model, self.d_k, dtype))
+        self.add_param("W_k", glorot_uniform(rng, self.d_model, self.d_k, dtype))
 
     def forward(self, h, query_index, mask=None):
-        h = np.asarray(h)
+        h = require_float_array(h, "h")
         if h.ndim != 3 or h.shape[-1] != self.d_model:
             raise ValueError(f"h must have shape (B, L, d_model={self.d_model}), got {h.shape}")
         B, L, _ = h.shape
-        query_index = np.asarray(query_index)
-        if query_index.shape != (B,) or not np.issubdtype(query_index.dtype, np.integer):
-            raise ValueError(f"query_index must be {B} integer positions, one per sequence; "
-                             f"got {query_index.dtype} of shape {query_index.shape}")
+        query_index = require_int_array(query_index, "query_index")
+        if query_index.shape != (B,):
+            raise ValueError(f"query_index must hold {B} positions, one per sequence; got "
+                             f"shape {query_index.shape}")
         if query_index.size and not (0 <= query_index.min() and query_index.max() < L):
             raise ValueError(f"query_index must lie in 0..{L - 1}, got {query_index}")
         if mask is not None:
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape != (B, L):
-                raise ValueError(f"mask must have shape (B, L) = {(B, L)}, got {mask.shape}")
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (B, L):
+                raise ValueError(f"mask must be bool of shape (B, L) = {(B, L)}, got "
+                                 f"{mask.dtype} of shape {mask.shape}")
         rows = np.arange(B)
         scale = h.dtype.type(1 / math.sqrt(self.d_k))
         h_query = h[rows, query_index]  # (B, d_model)
@@ -177,14 +199,12 @@ class PointerHead(Module):
         k = h @ self.W_k  # (B, L, d_k)
         logits = (k @ q[:, :, None])[:, :, 0] * scale  # (B, L)
         if mask is not None:
-            logits = np.where(mask, logits, h.dtype.type(MASKED))
-        self._saved = (h, query_index, mask, h_query, q, k, scale)
+            logits = np.where(mask, logits, h.dtype.type(-np.inf))
+        self._cache = (h, query_index, mask, h_query, q, k, scale)
         return logits
 
     def backward(self, dlogits):
-        if self._saved is None:
-            raise RuntimeError("PointerHead.backward called before forward")
-        h, query_index, mask, h_query, q, k, scale = self._saved
+        h, query_index, mask, h_query, q, k, scale = self.saved()
         if mask is not None:
             dlogits = np.where(mask, dlogits, 0)
         ds = dlogits * scale  # (B, L)
@@ -207,10 +227,13 @@ class ReferentModel(Module):
     def __init__(self, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16,
                  norm_first=False, *, dtype=np.float32, rng=None):
         super().__init__()
+        d_model, num_heads, num_layers, d_ff, max_len = require_sizes(
+            d_model=d_model, num_heads=num_heads, num_layers=num_layers, d_ff=d_ff,
+            max_len=max_len)
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         rng = as_rng(rng)
-        self.d_model, self.max_len, self.dtype = d_model, max_len, np.dtype(dtype)
+        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
         self.embed = Embedding(len(VOCAB), d_model, dtype=dtype, rng=rng)
         self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, norm_first, dtype=dtype,
                                rng=rng)
@@ -218,10 +241,16 @@ class ReferentModel(Module):
         self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table
 
     def forward(self, tokens, it):
-        tokens = np.asarray(tokens)
+        tokens = require_token_ids(tokens, len(VOCAB))
         if tokens.ndim != 2 or tokens.shape[1] > self.max_len:
             raise ValueError(f"tokens must have shape (B, L) with L <= max_len={self.max_len}, "
                              f"got {tokens.shape}")
+        it = require_int_array(it, "it")
+        if it.shape != tokens.shape[:1] or (it.size and not 0 <= it.min() <= it.max()
+                                            < tokens.shape[1]):
+            raise ValueError(f"it must hold one position in 0..{tokens.shape[1] - 1} per "
+                             f"sentence, {tokens.shape[0]} in all; got {it}")
+        self._cache = True  # its parts keep what backward needs
         x = self.embed(tokens) * self.dtype.type(math.sqrt(self.d_model)) \
             + self.pe[:tokens.shape[1]]  # (B, L, d_model)
         h = self.encoder(x, mask=padding_mask(tokens, PAD_ID))
@@ -229,12 +258,14 @@ class ReferentModel(Module):
 
     def backward(self, dlogits):
         """Fills every parameter gradient from dL/dlogits (B, L); returns None."""
+        self.saved()
         dx = self.encoder.backward(self.pointer.backward(dlogits))
         self.embed.backward(dx * self.dtype.type(math.sqrt(self.d_model)))
 
 
 def accuracy(model, examples):
-    """Fraction of examples whose referent gets the largest pointer logit."""
+    """Fraction of examples whose referent gets the largest pointer logit. Notebook 09 §4."""
+    require_instance(model, ReferentModel, "model")
     tokens, it, referent = make_batch(examples)
     return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
 
@@ -243,8 +274,15 @@ def train_referent(model, *, steps=300, batch_size=64, warmup=50, lr_scale=1.0, 
                    seed=0, log_every=100, verbose=True, stream=None):
     """Train `model` in place on fresh training sentences (`sample(seed, …)`); returns the
     loss of every step as an array. Adam with the warm-up schedule of notebook 08, gradients
-    clipped to `clip_norm`. Built in notebook 09 §4."""
-    rng = np.random.default_rng(seed)
+    clipped to `clip_norm` (None: not clipped). Built in notebook 09 §4."""
+    require_instance(model, ReferentModel, "model")
+    steps, batch_size, warmup, log_every = require_sizes(
+        steps=steps, batch_size=batch_size, warmup=warmup, log_every=log_every)
+    lr_scale = require_real(lr_scale, "lr_scale", low=0, low_open=True)
+    if clip_norm is not None:
+        clip_norm = require_real(clip_norm, "clip_norm", low=0, low_open=True)
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
+    verbose = require_bool(verbose, "verbose")
     optimizer = Adam(model, lr=0.0)
     stream = stream or sys.stdout
     losses = []

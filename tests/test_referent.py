@@ -38,6 +38,7 @@ def test_passive_puts_the_place_first():
     (dict(living="street", place="river", adjective="tired"), "living='street'"),
     (dict(living="dog", place="cat", adjective="tired"), "place='cat'"),
     (dict(living="dog", place="river", adjective="old"), "adjective='old'"),
+    (dict(living=5, place="river", adjective="old"), "living=5"),
     (dict(living="dog", place="river", adjective="wide", verb="jump"), "verb='jump'"),
     (dict(living="dog", place="river", adjective="wide", opener=("today",)), "opener"),
 ])
@@ -63,8 +64,10 @@ def test_encode_a_string_and_name_an_unknown_word():
     ids = R.encode("The animal didn't cross the street because it was too tired")
     assert ids.dtype == np.int64 and ids.shape == (11,)
     assert R.VOCAB.decode(ids) == R.sentence("animal", "street", "tired").words
-    with pytest.raises(ValueError, match="'old'"):
+    with pytest.raises(ValueError, match="words contain 'old'"):
         R.encode("the dog was too old")
+    with pytest.raises(TypeError, match="words must be a str or a list"):
+        R.encode(5)
 
 
 # ------------------------------------------------------------------- split
@@ -108,7 +111,7 @@ def test_make_batch_pads_with_zero():
     assert tokens.shape == (2, 14) and tokens.dtype == np.int64
     assert (tokens[0, 11:] == PAD_ID).all() and (tokens[1] != PAD_ID).all()
     assert it.tolist() == [7, 10] and referent.tolist() == [5, 3]
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="non-empty list of Examples"):
         R.make_batch([])
 
 
@@ -125,7 +128,7 @@ def test_pointer_head_is_the_formula():
         q = h[b, it[b]] @ head.W_q
         expected = np.array([q @ (h[b, j] @ head.W_k) / np.sqrt(3) for j in range(5)])
         np.testing.assert_allclose(logits[b][mask[b]], expected[mask[b]], rtol=1e-12)
-    assert (logits[1, 3:] == R.MASKED).all()
+    assert (logits[1, 3:] == -np.inf).all()
 
 
 def test_pointer_head_keeps_float32():
@@ -139,8 +142,7 @@ def test_pointer_head_gradients_with_a_mask():
     it = np.array([0, 4, 2])  # twice the same position in row 2 is fine, too
     mask = np.ones((3, 5), dtype=bool)
     mask[1, 0] = mask[2, 3:] = False
-    # masked logits are the constant MASKED = -1e9: leave them out of the checked sum, where
-    # a change of 1e-5 would drown in the rounding of 1e9
+    # masked logits are -inf: leave them out of the checked sum
     errors = check_module(head, [h], forward=lambda x: np.where(mask, head(x, it, mask), 0))
     assert set(errors) == {"input0", "W_q", "W_k"}
     assert all(err < TOL for err in errors.values()), errors
@@ -157,10 +159,10 @@ def test_masked_logits_get_no_gradient():
 @pytest.mark.parametrize("h_shape, it, mask_shape, message", [
     ((2, 5), [0, 1], None, "h must have shape"),
     ((2, 5, 3), [0, 1], None, "d_model=4"),
-    ((2, 5, 4), [0], None, "query_index must be 2 integer"),
+    ((2, 5, 4), [0], None, "query_index must hold 2 positions"),
     ((2, 5, 4), [0.0, 1.0], None, "integer"),
     ((2, 5, 4), [0, 5], None, "0..4"),
-    ((2, 5, 4), [0, 1], (2, 4), r"mask must have shape \(B, L\) = \(2, 5\)"),
+    ((2, 5, 4), [0, 1], (2, 4), r"mask must be bool of shape \(B, L\) = \(2, 5\)"),
 ])
 def test_pointer_head_names_bad_input(h_shape, it, mask_shape, message):
     head = R.PointerHead(4, rng=0)
@@ -194,7 +196,7 @@ def test_model_never_points_at_padding():
                                   R.sentence("cat", "road", "busy", opener=("yesterday",))])
     logits = model(tokens, it)
     assert logits.shape == tokens.shape and logits.dtype == np.float32
-    assert (logits[0, -1] == R.MASKED) and (logits[1] > R.MASKED).all()
+    assert logits[0, -1] == -np.inf and np.isfinite(logits[1]).all()
 
 
 def test_model_refuses_a_sentence_longer_than_max_len():

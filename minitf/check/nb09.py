@@ -53,7 +53,6 @@ REFERENT_RULE = Exercise(
                 "scared, ...) 'it' is the living noun",
                 lambda w: next(i for i in _nouns(w) if w[i] in referent.PLACES)),
         Mistake("that is the index of the 'the' before the noun", lambda w: _rule(w) - 1),
-        Mistake("indices count from 0: the first word has index 0", lambda w: _rule(w) + 1),
         Mistake("return the noun's index in the sentence, not its distance from 'it'",
                 lambda w: _rule(w) - w.index("it")),
     ))
