@@ -115,3 +115,58 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
     kwargs.setdefault("xlabel", "key")
     kwargs.setdefault("ylabel", "query")
     return plot_matrix(w, x_labels=x_labels, y_labels=y_labels, ax=ax, title=title, **kwargs)
+
+
+# ---- notebook 05: one number per layer; notebook 06: one heatmap per head
+
+__all__ += ["head_heatmaps", "plot_per_layer"]
+
+
+def plot_per_layer(panels, *, xlabel="layer"):
+    """Line plots side by side, one number per layer (layers numbered from 1): ``panels``
+    maps each panel's title to ``(y-axis label, {curve name: values per layer})``. Returns the
+    Figure, closed in pyplot so that a notebook shows it once, as the cell's value.
+    Notebook 05 (optional part: post-LN and pre-LN in deep stacks).
+    """
+    if not panels:
+        raise ValueError("panels is empty: give at least one {title: (ylabel, curves)}")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2),
+                             layout="constrained", squeeze=False)
+    for ax, (title, (ylabel, curves)) in zip(axes[0], panels.items()):
+        for name, values in curves.items():
+            values = np.asarray(values, dtype=float)
+            if values.ndim != 1:
+                raise ValueError(f"{title!r}, curve {name!r}: expected one value per layer, "
+                                 f"got shape {values.shape}")
+            ax.plot(np.arange(1, len(values) + 1), values, marker="o", label=name)
+        ax.set(xlabel=xlabel, ylabel=ylabel, title=title, ylim=(0, None))
+    axes[0, 0].legend()
+    plt.close(fig)
+    return fig
+
+
+def head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
+    """One attention heatmap per head of ``weights`` ``(h, L_q, L_k)``, in a row, on one
+    colour scale from 0 to 1 with a single colour bar. Returns the Figure, closed in pyplot
+    so that a notebook shows it once, as the cell's value. Notebook 06 §4.
+    """
+    w = np.asarray(weights)
+    if w.ndim != 3:
+        raise ValueError(f"expected weights of shape (h, L_q, L_k), got {w.shape}; "
+                         "pick one batch item first, e.g. weights[0]")
+    use_cjk_font()
+    h, L_q, L_k = w.shape
+    size = (min(12, h * (0.4 * L_k + 1.2) + 1), min(6, 0.4 * L_q + 1.6))
+    fig, axes = plt.subplots(1, h, figsize=size, layout="constrained", squeeze=False)
+    for head, ax in enumerate(axes[0]):
+        attention_heatmap(w[head], x_labels=x_labels, y_labels=y_labels if head == 0 else None,
+                          ax=ax, colorbar=False, title=f"head {head}", xlabel="",
+                          ylabel="query" if head == 0 else "")
+        if head:
+            ax.set_yticks([])
+    fig.colorbar(axes[0, 0].images[0], ax=axes[0], shrink=0.8)
+    fig.supxlabel("key", fontsize=10)
+    if title:
+        fig.suptitle(title)
+    plt.close(fig)
+    return fig

@@ -95,3 +95,38 @@ def test_plot_matrix_draws_boolean_masks():
 def test_matplotlib_is_imported_only_by_viz():
     code = "import sys, minitf; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- notebook 05: plot_per_layer; notebook 06: head_heatmaps
+
+def test_plot_per_layer_draws_one_panel_per_title_and_one_line_per_curve():
+    fig = viz.plot_per_layer({"stream": ("size", {"post-LN": [8, 8, 8], "pre-LN": [9, 11, 13]}),
+                              "gradient": ("norm", {"post-LN": [3, 2, 1], "pre-LN": [1, 1, 1]})})
+    assert [ax.get_title() for ax in fig.axes] == ["stream", "gradient"]
+    assert [len(ax.lines) for ax in fig.axes] == [2, 2]
+    assert list(fig.axes[0].lines[1].get_xdata()) == [1, 2, 3]  # layers counted from 1
+    assert fig.axes[0].get_ylim()[0] == 0
+    assert fig.number not in plt.get_fignums()  # closed: a notebook shows it once
+
+
+def test_plot_per_layer_rejects_bad_input():
+    with pytest.raises(ValueError, match="panels is empty"):
+        viz.plot_per_layer({})
+    with pytest.raises(ValueError, match="one value per layer"):
+        viz.plot_per_layer({"stream": ("size", {"post-LN": np.ones((2, 3))})})
+
+
+def test_head_heatmaps_draws_each_head_on_one_scale():
+    w = np.stack([weights(5, 4, seed) for seed in range(3)])  # (h, L_q, L_k)
+    fig = viz.head_heatmaps(w, x_labels=SOURCE, y_labels=TARGET, title="一千零五")
+    heads = [ax for ax in fig.axes if ax.get_title().startswith("head")]
+    assert [ax.get_title() for ax in heads] == ["head 0", "head 1", "head 2"]
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in heads)
+    assert len(fig.axes) == 4  # three heads and one colour bar
+    assert [t.get_text() for t in heads[0].get_yticklabels()] == TARGET
+    assert fig.number not in plt.get_fignums()
+
+
+def test_head_heatmaps_rejects_weights_without_a_head_axis():
+    with pytest.raises(ValueError, match=r"\(h, L_q, L_k\)"):
+        viz.head_heatmaps(weights(5, 4))
