@@ -10,7 +10,7 @@ from check_solutions import SOLUTIONS
 
 import minitf.check
 from minitf import referent, tasks
-from minitf.attention import padding_mask, softmax
+from minitf.attention import padding_mask, scaled_dot_product_attention, softmax
 from minitf.check import EXERCISES
 from minitf.check.core import NOT_WRITTEN
 from minitf.module import Module
@@ -134,11 +134,10 @@ def layer_norm_in_place(x, gamma, beta, eps=1e-5):
     return x
 
 
-def encoder_layer_in_place(x, layer, mask):
-    x += layer.self_attn(x, mask=mask)  # changes the caller's x
-    x = layer.norm1(x)
-    x += layer.ffn(x)
-    return layer.norm2(x)
+def rms_norm_in_place(x, gamma, eps=1e-5):
+    x /= np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + eps)
+    x *= gamma
+    return x
 
 
 def pre_ln_in_place(x, layer, mask):
@@ -147,28 +146,34 @@ def pre_ln_in_place(x, layer, mask):
     return x
 
 
-def causal_mask_in_place(n):
+def local_causal_mask_in_place(n, window):
     mask = np.zeros((n, n), dtype=bool)
     for i in range(n):
-        mask[i, :i + 1] = True
+        mask[i, max(0, i - window + 1):i + 1] = True
     return mask
 
 
-def masked_attention_in_place(q, k, v, mask):
-    q /= np.sqrt(q.shape[-1])
-    scores = q @ np.swapaxes(k, -1, -2)
-    scores[~np.broadcast_to(mask, scores.shape)] = -np.inf
-    weights = softmax_in_place(scores)
-    return weights @ v, weights
+def cross_attention_in_place(y, memory, attn, memory_mask):
+    h = attn.num_heads
+    k = split_heads(memory @ attn.W_k + attn.b_k, h)
+    v = split_heads(memory @ attn.W_v + attn.b_v, h)
+    memory[...] = 0  # spoils the caller's memory once it is read
+    q = y @ attn.W_q
+    q += attn.b_q
+    q /= np.sqrt(attn.d_k)
+    scores = split_heads(q, h) @ np.swapaxes(k, -1, -2)
+    if memory_mask is not None:
+        scores[~np.broadcast_to(memory_mask, scores.shape)] = -np.inf
+    out = merge_heads(softmax_in_place(scores) @ v) @ attn.W_o
+    out += attn.b_o
+    return out
 
 
-def decoder_layer_in_place(y, memory, layer, tgt_mask, memory_mask):
-    y += layer.self_attn(y, mask=tgt_mask)
-    y = layer.norm1(y)
-    y += layer.cross_attn(y, memory, mask=memory_mask)
-    y = layer.norm2(y)
-    y += layer.ffn(y)
-    return layer.norm3(y)
+def pre_ln_decoder_layer_in_place(y, memory, layer, tgt_mask, memory_mask):
+    y += layer.self_attn(layer.norm1(y), mask=tgt_mask)  # changes the caller's y
+    y += layer.cross_attn(layer.norm2(y), memory, mask=memory_mask)
+    y += layer.ffn(layer.norm3(y))
+    return y
 
 
 def greedy_step_in_place(model, src, prefix):
@@ -290,11 +295,11 @@ IN_PLACE = {
     "check_sinusoidal": sinusoidal_in_place,
     "check_rope": rope_in_place,
     "check_layer_norm": layer_norm_in_place,
-    "check_encoder_layer": encoder_layer_in_place,
+    "check_rms_norm": rms_norm_in_place,
     "check_pre_ln_encoder_layer": pre_ln_in_place,
-    "check_causal_mask": causal_mask_in_place,
-    "check_masked_attention": masked_attention_in_place,
-    "check_decoder_layer": decoder_layer_in_place,
+    "check_local_causal_mask": local_causal_mask_in_place,
+    "check_cross_attention": cross_attention_in_place,
+    "check_pre_ln_decoder_layer": pre_ln_decoder_layer_in_place,
     "check_greedy_step": greedy_step_in_place,
     "check_temperature": temperature_in_place,
     "check_top_k": top_k_in_place,
@@ -511,15 +516,25 @@ def attention_with_dot_T(Q, K, V):
     return e / e.sum(axis=-1, keepdims=True) @ V
 
 
-def after_softmax(q, k, v, mask):
-    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) * mask
-    return weights @ v, weights
+def layer_norm_axis_0(x, gamma, beta, eps=1e-5):  # notebook 05's bug to find
+    mean = x.mean(axis=0)
+    var = x.var(axis=0)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta
 
 
-def pre_ln_decoder(y, memory, layer, tgt_mask, memory_mask):
-    y = y + layer.self_attn(layer.norm1(y), mask=tgt_mask)
-    y = y + layer.cross_attn(layer.norm2(y), memory, mask=memory_mask)
-    return y + layer.ffn(layer.norm3(y))
+def cross_attention_k_from_y(y, memory, attn, memory_mask):  # notebook 06's bug to find
+    h = attn.num_heads
+    q = split_heads(y @ attn.W_q + attn.b_q, h)
+    k = split_heads(y @ attn.W_k + attn.b_k, h)
+    v = split_heads(memory @ attn.W_v + attn.b_v, h)
+    heads, _ = scaled_dot_product_attention(q, k, v, memory_mask)
+    return merge_heads(heads) @ attn.W_o + attn.b_o
+
+
+def post_ln_decoder(y, memory, layer, tgt_mask, memory_mask):
+    y = layer.norm1(y + layer.self_attn(y, mask=tgt_mask))
+    y = layer.norm2(y + layer.cross_attn(y, memory, mask=memory_mask))
+    return layer.norm3(y + layer.ffn(y))
 
 
 def greedy_first_position(model, src, prefix):
@@ -560,10 +575,16 @@ LEARNER_MISTAKES = [
     ("check_scaled_scores", lambda q, K: K @ q / len(q), "not by d_k"),
     ("check_single_query_attention", unscaled_attend, "still need dividing by √d_k"),
     ("check_attention", attention_with_dot_T, "K.T reverses all of them"),
-    ("check_causal_mask", lambda n: np.triu(np.ones((n, n), dtype=bool)), "np.tril, not np.triu"),
-    ("check_causal_mask", lambda n: np.tril(np.ones((n, n))), "masks are boolean"),
-    ("check_masked_attention", after_softmax, "before the softmax"),
-    ("check_decoder_layer", pre_ln_decoder, "pre-LN order"),
+    ("check_layer_norm", layer_norm_axis_0, "normalised over axis 0"),
+    ("check_rms_norm", lambda x, g: g * x / np.sqrt(np.sum(x * x, -1, keepdims=True) + 1e-5),
+     "the length of x"),
+    ("check_local_causal_mask", lambda n, w: np.triu(np.ones((n, n), dtype=bool))
+     & ~np.triu(np.ones((n, n), dtype=bool), k=w), "this is the transpose"),
+    ("check_local_causal_mask", lambda n, w: np.tril(np.ones((n, n))) - np.tril(np.ones((n, n)),
+                                                                                k=-w),
+     "masks are boolean"),
+    ("check_cross_attention", cross_attention_k_from_y, "K comes from memory too"),
+    ("check_pre_ln_decoder_layer", post_ln_decoder, "post-LN order"),
     ("check_greedy_step", greedy_first_position, "logits[:, -1]"),
     ("check_top_p", nucleus_with_le, "past p was dropped"),
     ("check_top_k", lambda z, k: np.argsort(-z, axis=-1)[..., :k], "indices of the kept"),
@@ -661,7 +682,8 @@ OTHER_RIGHT_ANSWERS = [
      + [tasks.EOS_ID]),
     ("check_attention_flops", lambda n, d, d_k, d_v: float(2 * n * (d * (2 * d_k + d_v)
                                                                     + n * (d_k + d_v)))),
-    ("check_causal_mask", lambda n: np.arange(n)[:, None] >= np.arange(n)),
+    ("check_local_causal_mask", lambda n, w: np.tril(np.ones((n, n), dtype=bool))
+     & ~np.tril(np.ones((n, n), dtype=bool), k=-w)),
 ]
 
 

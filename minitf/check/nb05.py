@@ -1,5 +1,5 @@
-"""Exercises of notebook 05: LayerNorm, the post-LN encoder layer and the pre-LN encoder
-layer (cases, references, known mistakes)."""
+"""Exercises of notebook 05: a LayerNorm bug to fix, RMSNorm, and the pre-LN encoder layer
+(cases, references, known mistakes)."""
 
 import numpy as np
 
@@ -9,7 +9,7 @@ from ..layers import LayerNorm
 from .core import Case, Exercise, Mistake
 from .shared import perturb_norms_and_biases
 
-__all__ = ["check_layer_norm", "check_encoder_layer", "check_pre_ln_encoder_layer"]
+__all__ = ["check_layer_norm", "check_rms_norm", "check_pre_ln_encoder_layer"]
 
 
 # ------------------------------------------------------------------- LayerNorm
@@ -20,6 +20,11 @@ def _normalise(x, gamma, beta, axis=-1, ddof=0, eps=1e-5, eps_inside=True):
     var = x.var(axis=axis, ddof=ddof, keepdims=True)
     std = np.sqrt(var + eps) if eps_inside else np.sqrt(var) + eps
     return gamma * (x - mean) / std + beta
+
+
+def _without_keepdims(x, gamma, beta, eps=1e-5):
+    mean, var = x.mean(axis=-1), x.var(axis=-1)  # (...,): cannot meet x (..., d)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta
 
 
 def _reference_layer_norm(x, gamma, beta):
@@ -33,7 +38,7 @@ def _layer_norm_cases():
     d = 6
     return [
         Case((3 * rng.standard_normal((4, d)) + 2, rng.standard_normal(d),
-              rng.standard_normal(d)), "4 positions"),
+              rng.standard_normal(d)), "one sentence of 4 positions"),
         Case((rng.standard_normal((2, 3, d)), 1 + 0.5 * rng.standard_normal(d),
               rng.standard_normal(d)), "a batch (B, L, d)"),
         Case((1e-3 * rng.standard_normal((3, d)) + 5, rng.standard_normal(d),
@@ -48,11 +53,14 @@ LAYER_NORM = Exercise(
     mistakes=(
         Mistake("that is the unbiased variance (÷ (d − 1)); LayerNorm divides by d, as np.var "
                 "does by default", lambda x, g, b: _normalise(x, g, b, ddof=1)),
-        Mistake("normalised over the batch (axis 0); LayerNorm normalises each position over "
-                "its features, the last axis", lambda x, g, b: _normalise(x, g, b, axis=0)),
+        Mistake("normalised over axis 0: the positions of one sentence, or the sentences of a "
+                "batch; LayerNorm normalises each position over its features, the last axis",
+                lambda x, g, b: _normalise(x, g, b, axis=0)),
         Mistake("normalised over the whole array; each position gets its own mean and "
                 "variance, over the last axis (axis=-1, keepdims=True)",
                 lambda x, g, b: _normalise(x, g, b, axis=None)),
+        Mistake("x.mean(axis=-1) has shape (...,) and cannot be subtracted from x (..., d): "
+                "keep the axis with keepdims=True, giving (..., 1)", _without_keepdims),
         Mistake("γ and β are not applied: return γ · x̂ + β",
                 lambda x, g, b: _normalise(x, 1.0, 0.0)),
         Mistake("ε is missing: divide by √(σ² + ε) with ε = 1e-5",
@@ -62,12 +70,64 @@ LAYER_NORM = Exercise(
     ))
 
 
+# --------------------------------------------------------------------- RMSNorm
+
+def _rms(x, gamma, eps=1e-5, *, centre=False, over_d=True, root=True, eps_inside=True,
+         axis=-1):
+    """RMSNorm with the knobs that the usual mistakes turn."""
+    if centre:
+        x = x - x.mean(axis=axis, keepdims=True)
+    square = (x ** 2).sum(axis=axis, keepdims=True)
+    if over_d:
+        square = square / x.shape[axis]
+    if not root:
+        return gamma * x / (square + eps)
+    return gamma * x / (np.sqrt(square + eps) if eps_inside else np.sqrt(square) + eps)
+
+
+def _rms_norm_cases():
+    rng = np.random.default_rng(15)
+    d = 6
+    return [
+        Case((3 * rng.standard_normal((4, d)) + 2, rng.standard_normal(d)),
+             "4 positions, mean far from 0"),
+        Case((rng.standard_normal((2, 3, d)), 1 + 0.5 * rng.standard_normal(d)),
+             "a batch (B, L, d)"),
+        Case((1e-3 * rng.standard_normal((3, d)), rng.standard_normal(d)),
+             "tiny rows (mean square ~1e-6)"),
+    ]
+
+
+RMS_NORM = Exercise(
+    name="rms_norm", checker="check_rms_norm", args=("x", "gamma"),
+    task="γ · x / √(mean(x²) + ε) over the last axis of x, ε = 1e-5 (no mean subtracted, "
+         "no β)",
+    cases=_rms_norm_cases, reference=lambda x, gamma: _rms(x, gamma),
+    mistakes=(
+        Mistake("the mean was subtracted first: RMSNorm divides x itself by its root mean "
+                "square, without centring (that is the step it saves)",
+                lambda x, g: _rms(x, g, centre=True)),
+        Mistake("that divides by the standard deviation, which subtracts the mean inside; "
+                "RMSNorm uses the mean of x² itself: √(mean(x²) + ε)",
+                lambda x, g: g * x / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)),
+        Mistake("that divides by √(Σ x²), the length of x; RMSNorm divides by the root of "
+                "the *mean* square, √(Σ x² / d + ε)", lambda x, g: _rms(x, g, over_d=False)),
+        Mistake("the square root is missing: divide by √(mean(x²) + ε), the root mean square",
+                lambda x, g: _rms(x, g, root=False)),
+        Mistake("normalised over axis 0; each position is divided by its own root mean square, "
+                "over the last axis (axis=-1, keepdims=True)", lambda x, g: _rms(x, g, axis=0)),
+        Mistake("γ is not applied: return γ · x / rms", lambda x, g: _rms(x, 1.0)),
+        Mistake("ε is missing: √(mean(x²) + ε) with ε = 1e-5", lambda x, g: _rms(x, g, eps=0.0)),
+        Mistake("ε belongs inside the square root: √(mean(x²) + ε)",
+                lambda x, g: _rms(x, g, eps_inside=False)),
+    ))
+
+
 # ------------------------------------------------------------- encoder layers
 
-def _post_ln(x, layer, mask, residual=True, use_mask=True, ffn_on_input=False):
-    keep = 1.0 if residual else 0.0
-    h = layer.norm1(keep * x + layer.self_attn(x, mask=mask if use_mask else None))
-    return layer.norm2(keep * h + layer.ffn(x if ffn_on_input else h))
+def _post_ln(x, layer, mask):
+    h = layer.norm1(x + layer.self_attn(x, mask=mask))
+    return layer.norm2(h + layer.ffn(h))
 
 
 def _pre_ln(x, layer, mask, use_mask=True, add_normed=False, final_norm=False):
@@ -78,11 +138,11 @@ def _pre_ln(x, layer, mask, use_mask=True, add_normed=False, final_norm=False):
     return layer.norm2(out) if final_norm else out
 
 
-def _encoder_cases(norm_first):
+def _encoder_cases():
     rng = np.random.default_rng(50)
     src = np.array([[5, 6, 7, 2, 0], [8, 2, 0, 0, 0]])
     layers = [perturb_norms_and_biases(
-        EncoderLayer(d, h, 2 * d, norm_first=norm_first, dtype=np.float64, rng=seed), seed + 100)
+        EncoderLayer(d, h, 2 * d, norm_first=True, dtype=np.float64, rng=seed), seed + 100)
         for d, h, seed in ((8, 2, 3), (12, 3, 4))]
     return [
         Case((rng.standard_normal((2, 5, 8)), layers[0], padding_mask(src)),
@@ -92,27 +152,11 @@ def _encoder_cases(norm_first):
     ]
 
 
-ENCODER_LAYER = Exercise(
-    name="encoder_layer", checker="check_encoder_layer", args=("x", "layer", "mask"),
-    task="the post-LN layer: x = norm1(x + self_attn(x, mask)); norm2(x + ffn(x))",
-    cases=lambda: _encoder_cases(norm_first=False),
-    reference=lambda x, layer, mask: layer(x, mask),
-    mistakes=(
-        Mistake("that is the pre-LN order; post-LN adds first and then normalises: "
-                "x = norm1(x + self_attn(x))", _pre_ln),
-        Mistake("a residual connection is missing: norm1(x + self_attn(x)), not "
-                "norm1(self_attn(x))", lambda x, layer, mask: _post_ln(x, layer, mask, False)),
-        Mistake("the FFN must read the output of the first Add & Norm, not the layer's input",
-                lambda x, layer, mask: _post_ln(x, layer, mask, ffn_on_input=True)),
-        Mistake("the self-attention ignores the padding mask: pass mask=mask",
-                lambda x, layer, mask: _post_ln(x, layer, mask, use_mask=False)),
-    ))
-
 PRE_LN_ENCODER_LAYER = Exercise(
     name="pre_ln_encoder_layer", checker="check_pre_ln_encoder_layer",
     args=("x", "layer", "mask"),
     task="the pre-LN layer: x = x + self_attn(norm1(x), mask); x + ffn(norm2(x))",
-    cases=lambda: _encoder_cases(norm_first=True),
+    cases=_encoder_cases,
     reference=lambda x, layer, mask: layer(x, mask),
     mistakes=(
         Mistake("that is the post-LN order; pre-LN normalises the sub-layer's input: "
@@ -130,21 +174,21 @@ PRE_LN_ENCODER_LAYER = Exercise(
 
 def check_layer_norm(fn):
     """fn(x, gamma, beta) -> LayerNorm of x over its last axis, ε = 1e-5 (fn's default).
-    An exercise of notebook 05."""
+    An exercise of notebook 05 §2 (a bug to fix)."""
     return LAYER_NORM.check(fn)
 
 
-def check_encoder_layer(fn):
-    """fn(x, layer, mask) -> the post-LN encoder layer built from layer.self_attn,
-    layer.norm1, layer.ffn, layer.norm2. An exercise of notebook 05."""
-    return ENCODER_LAYER.check(fn)
+def check_rms_norm(fn):
+    """fn(x, gamma) -> RMSNorm of x over its last axis: γ · x / √(mean(x²) + ε), ε = 1e-5
+    (fn's default). An exercise of notebook 05 §2."""
+    return RMS_NORM.check(fn)
 
 
 def check_pre_ln_encoder_layer(fn):
     """fn(x, layer, mask) -> the pre-LN encoder layer built from layer.norm1,
     layer.self_attn, layer.norm2, layer.ffn (no final LayerNorm: that is the stack's).
-    An exercise of notebook 05."""
+    An exercise of notebook 05 §5."""
     return PRE_LN_ENCODER_LAYER.check(fn)
 
 
-EXERCISES = [LAYER_NORM, ENCODER_LAYER, PRE_LN_ENCODER_LAYER]
+EXERCISES = [LAYER_NORM, RMS_NORM, PRE_LN_ENCODER_LAYER]

@@ -1,105 +1,129 @@
-"""Exercises of notebook 06: the causal mask, masked attention and the decoder layer (cases,
-references, known mistakes)."""
+"""Exercises of notebook 06: a sliding-window causal mask, a cross-attention bug to fix and
+the pre-LN decoder layer (cases, references, known mistakes)."""
 
 import numpy as np
 
-from ..attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+from ..attention import causal_mask, padding_mask, scaled_dot_product_attention
 from ..decoder import DecoderLayer
+from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import Case, Exercise, Mistake
 from .shared import perturb_norms_and_biases
 
-__all__ = ["check_causal_mask", "check_masked_attention", "check_decoder_layer"]
+__all__ = ["check_local_causal_mask", "check_cross_attention", "check_pre_ln_decoder_layer"]
 
 
-# ---------------------------------------------------------------- causal mask
+# --------------------------------------------------- sliding-window causal mask
 
-CAUSAL_MASK = Exercise(
-    name="causal_mask", checker="check_causal_mask", args=("n",),
-    task="an (n, n) bool array, True on and below the diagonal (row i may see 0..i)",
-    cases=lambda: [Case((1,)), Case((2,)), Case((5,))],
-    reference=causal_mask,
+def _band(n, low, high):
+    """(n, n) bool, True where low <= i - j <= high (i the query, j the key)."""
+    offset = np.arange(n)[:, None] - np.arange(n)[None, :]  # i - j
+    return (offset >= low) & (offset <= high)
+
+
+LOCAL_CAUSAL_MASK = Exercise(
+    name="local_causal_mask", checker="check_local_causal_mask", args=("n", "window"),
+    task="an (n, n) bool array, True where key j is one of the `window` positions up to and "
+         "including query i: i − window < j ≤ i",
+    cases=lambda: [Case((5, 2)), Case((6, 3)), Case((4, 1), "only itself"),
+                   Case((3, 5), "a window longer than the sequence: the causal mask")],
+    reference=lambda n, window: _band(n, 0, window - 1),
     mistakes=(
-        Mistake("this is the transpose: row i (the query) may see columns 0..i, on and below "
-                "the diagonal — np.tril, not np.triu",
-                lambda n: np.triu(np.ones((n, n), dtype=bool))),
-        Mistake("True and False are swapped: True must mean 'may attend'",
-                lambda n: ~causal_mask(n)),
-        Mistake("the diagonal is False, but a position may attend to itself",
-                lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1)),
-        Mistake("masks are boolean: use np.ones((n, n), dtype=bool), or .astype(bool)",
-                lambda n: np.tril(np.ones((n, n)))),
+        Mistake("each query sees one key too many: `window` keys including itself, so "
+                "j > i − window, not j ≥ i − window", lambda n, window: _band(n, 0, window)),
+        Mistake("the window also reaches forward: keys after the query (j > i) must stay "
+                "False, as in the causal mask", lambda n, window: _band(n, 1 - window, window - 1)),
+        Mistake("this is the transpose: row i (the query) sees itself and the keys just before "
+                "it, on and below the diagonal", lambda n, window: _band(n, 1 - window, 0)),
+        Mistake("the window is ignored: that is the plain causal mask; drop the keys more than "
+                "window − 1 positions back", lambda n, window: causal_mask(n)),
+        Mistake("masks are boolean: use dtype=bool, or .astype(bool)",
+                lambda n, window: _band(n, 0, window - 1).astype(float)),
     ))
 
 
-# ------------------------------------------------------------ masked attention
+# ------------------------------------------------------------- cross-attention
 
-def _scores(q, k):
-    return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-
-
-def _out_and_weights(weights, v):
-    return weights @ v, weights
-
-
-MASKED_ATTENTION = Exercise(
-    name="masked_attention", checker="check_masked_attention", args=("q", "k", "v", "mask"),
-    task="the pair (out, weights) of softmax(q kᵀ/√d_k) with the masked scores at -inf, as "
-         "scaled_dot_product_attention",
-    cases=lambda: _masked_attention_cases(),
-    reference=scaled_dot_product_attention, labels=("out", "weights"),
-    mistakes=(
-        Mistake("the masked weights are 0 but the rows no longer sum to 1: mask the scores "
-                "with -inf before the softmax, not the weights after it",
-                lambda q, k, v, mask: _out_and_weights(softmax(_scores(q, k)) * mask, v)),
-        Mistake("masked positions still get weight: a score of 0 gives exp(0) = 1; use -np.inf",
-                lambda q, k, v, mask: _out_and_weights(
-                    softmax(np.where(mask, _scores(q, k), 0.0)), v)),
-        Mistake("the mask was not applied: masked positions must get weight 0",
-                lambda q, k, v, mask: _out_and_weights(softmax(_scores(q, k)), v)),
-        Mistake("the scores were not divided by √d_k",
-                lambda q, k, v, mask: _out_and_weights(
-                    softmax(np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf)), v)),
-        Mistake("return the pair (out, weights), not only out",
-                lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0]),
-    ))
+def _cross(y, memory, attn, memory_mask, *, q_from="y", k_from="memory", v_from="memory",
+           use_mask=True, project=True):
+    """Multi-head attention by hand, with its inputs taken from where the mistakes take them."""
+    source = {"y": y, "memory": memory}
+    q, k, v = (split_heads(source[where] @ attn.params[f"W_{n}"] + attn.params[f"b_{n}"],
+                           attn.num_heads)
+               for n, where in (("q", q_from), ("k", k_from), ("v", v_from)))
+    heads, _ = scaled_dot_product_attention(q, k, v, memory_mask if use_mask else None)
+    merged = merge_heads(heads)  # (B, L_q, d_model)
+    return merged @ attn.W_o + attn.b_o if project else merged
 
 
-def _masked_attention_cases():
-    rng = np.random.default_rng(6)
-    q, k, v = (rng.standard_normal((4, 3)) for _ in range(3))
-    tokens = np.array([[7, 8, 9, 2, 0, 0], [7, 2, 0, 0, 0, 0]])
+def _random_attention(d_model, num_heads, seed):
+    attn = MultiHeadAttention(d_model, num_heads, dtype=np.float64, rng=seed)
+    rng = np.random.default_rng(seed + 100)
+    for name in ("b_q", "b_k", "b_v", "b_o"):  # biases away from their initial 0
+        attn.params[name][...] = 0.3 * rng.standard_normal(d_model)
+    return attn
+
+
+def _cross_attention_cases():
+    rng = np.random.default_rng(61)
+    src = np.array([[5, 6, 7, 2, 0], [8, 2, 0, 0, 0]])
     return [
-        Case((q, k, v, causal_mask(4)), "one sequence with the causal mask"),
-        Case((rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 6, 4)),
-              rng.standard_normal((2, 6, 3)), padding_mask(tokens)[:, 0]),
-             "a batch of 2 with a (2, 1, 6) padding mask"),
-        Case((2 * rng.standard_normal((2, 3, 5, 4)), 2 * rng.standard_normal((2, 3, 5, 4)),
-              rng.standard_normal((2, 3, 5, 2)), causal_mask(5)),
-             "(B, h, L, d_k) like the model, causal mask"),
+        Case((rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 5, 8)),
+              _random_attention(8, 2, seed=1), padding_mask(src)),
+             "L_t = 4 target and L_s = 5 source positions, padded sources"),
+        Case((rng.standard_normal((1, 3, 12)), rng.standard_normal((1, 3, 12)),
+              _random_attention(12, 3, seed=2), None),
+             "as many target as source positions, no mask"),
+        Case((rng.standard_normal((1, 2, 8)), rng.standard_normal((1, 4, 8)),
+              _random_attention(8, 4, seed=3), None), "L_t = 2, L_s = 4, 4 heads"),
     ]
 
 
-# --------------------------------------------------------------- decoder layer
+CROSS_ATTENTION = Exercise(
+    name="cross_attention", checker="check_cross_attention",
+    args=("y", "memory", "attn", "memory_mask"),
+    task="attn(y, context=memory, mask=memory_mask): queries from y, keys and values from "
+         "memory, by hand with attn's W_q, W_k, W_v, W_o and their biases",
+    cases=_cross_attention_cases,
+    reference=lambda y, memory, attn, memory_mask: attn(y, context=memory, mask=memory_mask),
+    mistakes=(
+        Mistake("the keys come from the decoder (y) and the values from the memory: a query "
+                "must be compared with the same source positions whose values it averages, "
+                "so K comes from memory too", lambda *args: _cross(*args, k_from="y")),
+        Mistake("the roles are swapped: the queries come from the decoder (y), the keys and "
+                "values from the memory",
+                lambda *args: _cross(*args, q_from="memory", k_from="y", v_from="y")),
+        Mistake("that is self-attention: keys and values must come from memory",
+                lambda *args: _cross(*args, k_from="y", v_from="y")),
+        Mistake("the memory mask is ignored: pass it to the attention, so padded source "
+                "positions get weight 0", lambda *args: _cross(*args, use_mask=False)),
+        Mistake("the heads were merged but not mixed: finish with @ W_o + b_o",
+                lambda *args: _cross(*args, project=False)),
+    ))
 
-def _post_ln(y, memory, layer, tgt_mask, memory_mask, *, self_mask=True, from_memory=True,
-             residual=True):
-    """The post-LN decoder layer, and (with other flags) the usual wrong versions."""
-    keep = 1.0 if residual else 0.0
-    h = layer.norm1(keep * y + layer.self_attn(y, mask=tgt_mask if self_mask else None))
-    cross = (layer.cross_attn(h, memory, mask=memory_mask) if from_memory
-             else layer.cross_attn(h))
-    h = layer.norm2(keep * h + cross)
-    return layer.norm3(keep * h + layer.ffn(h))
+
+# ---------------------------------------------------------- pre-LN decoder layer
+
+def _post_ln(y, memory, layer, tgt_mask, memory_mask):
+    y = layer.norm1(y + layer.self_attn(y, mask=tgt_mask))
+    y = layer.norm2(y + layer.cross_attn(y, memory, mask=memory_mask))
+    return layer.norm3(y + layer.ffn(y))
 
 
-def _pre_ln(y, memory, layer, tgt_mask, memory_mask):
-    y = y + layer.self_attn(layer.norm1(y), mask=tgt_mask)
-    y = y + layer.cross_attn(layer.norm2(y), memory, mask=memory_mask)
-    return y + layer.ffn(layer.norm3(y))
+def _pre_ln(y, memory, layer, tgt_mask, memory_mask, *, self_mask=True, from_memory=True,
+            norm_memory=False, add_normed=False):
+    """The pre-LN decoder layer, and (with other flags) the usual wrong versions."""
+    a = layer.norm1(y)
+    y = (a if add_normed else y) + layer.self_attn(a, mask=tgt_mask if self_mask else None)
+    b = layer.norm2(y)
+    context = (layer.norm2(memory) if norm_memory else memory) if from_memory else None
+    y = (b if add_normed else y) + layer.cross_attn(
+        b, context, mask=memory_mask if from_memory else None)
+    c = layer.norm3(y)
+    return (c if add_normed else y) + layer.ffn(c)
 
 
 def _random_decoder_layer(d_model, num_heads, d_ff, seed):
-    layer = DecoderLayer(d_model, num_heads, d_ff, dtype=np.float64, rng=seed)
+    layer = DecoderLayer(d_model, num_heads, d_ff, norm_first=True, dtype=np.float64, rng=seed)
     return perturb_norms_and_biases(layer, seed + 100)
 
 
@@ -116,43 +140,48 @@ def _decoder_cases():
     ]
 
 
-DECODER_LAYER = Exercise(
-    name="decoder_layer", checker="check_decoder_layer",
+PRE_LN_DECODER_LAYER = Exercise(
+    name="pre_ln_decoder_layer", checker="check_pre_ln_decoder_layer",
     args=("y", "memory", "layer", "tgt_mask", "memory_mask"),
-    task="the post-LN decoder layer: norm1(y + self_attn), norm2(· + cross_attn with "
-         "memory), norm3(· + ffn)",
+    task="the pre-LN decoder layer: y + self_attn(norm1(y)), then · + cross_attn(norm2(·), "
+         "memory), then · + ffn(norm3(·))",
     cases=_decoder_cases,
     reference=lambda y, memory, layer, tgt_mask, memory_mask: layer(
         y, memory, tgt_mask, memory_mask),
     mistakes=(
-        Mistake("that is the pre-LN order; this exercise is post-LN: y = norm(y + sublayer(y)) "
-                "after each sub-layer", _pre_ln),
+        Mistake("that is the post-LN order of section 5; pre-LN normalises each sub-layer's "
+                "input: y = y + sublayer(norm(y))", _post_ln),
+        Mistake("the residual adds the normalised y; add the un-normalised y: "
+                "y + self_attn(norm1(y))", lambda *args: _pre_ln(*args, add_normed=True)),
+        Mistake("the memory was normalised by norm2; norm2 is for the decoder's own y — the "
+                "memory already comes out of the encoder's final LayerNorm",
+                lambda *args: _pre_ln(*args, norm_memory=True)),
         Mistake("the cross-attention must take its keys and values from `memory`: "
-                "cross_attn(y, memory, mask=memory_mask)",
-                lambda *args: _post_ln(*args, from_memory=False)),
+                "cross_attn(norm2(y), memory, mask=memory_mask)",
+                lambda *args: _pre_ln(*args, from_memory=False)),
         Mistake("the masked self-attention ignores tgt_mask, so it looks at later tokens",
-                lambda *args: _post_ln(*args, self_mask=False)),
-        Mistake("a residual connection is missing: add the sub-layer's input back before "
-                "each norm", lambda *args: _post_ln(*args, residual=False)),
+                lambda *args: _pre_ln(*args, self_mask=False)),
     ))
 
 
-def check_causal_mask(fn):
-    """fn(n) -> (n, n) bool, True on and below the diagonal. An exercise of notebook 06."""
-    return CAUSAL_MASK.check(fn)
+def check_local_causal_mask(fn):
+    """fn(n, window) -> (n, n) bool, True where i − window < j ≤ i: each query sees itself
+    and the window − 1 positions before it. An exercise of notebook 06 §1."""
+    return LOCAL_CAUSAL_MASK.check(fn)
 
 
-def check_masked_attention(fn):
-    """fn(q, k, v, mask) -> (out, weights), as minitf.attention.scaled_dot_product_attention.
-    An exercise of notebook 06."""
-    return MASKED_ATTENTION.check(fn)
+def check_cross_attention(fn):
+    """fn(y, memory, attn, memory_mask) -> (B, L_t, d_model), the cross-attention
+    attn(y, context=memory, mask=memory_mask) written by hand (a bug to fix). An exercise of
+    notebook 06 §4."""
+    return CROSS_ATTENTION.check(fn)
 
 
-def check_decoder_layer(fn):
-    """fn(y, memory, layer, tgt_mask, memory_mask) -> the post-LN decoder layer's output,
-    built from layer.self_attn, layer.norm1, layer.cross_attn, layer.norm2, layer.ffn,
-    layer.norm3. An exercise of notebook 06."""
-    return DECODER_LAYER.check(fn)
+def check_pre_ln_decoder_layer(fn):
+    """fn(y, memory, layer, tgt_mask, memory_mask) -> the pre-LN decoder layer's output,
+    built from layer.norm1, layer.self_attn, layer.norm2, layer.cross_attn, layer.norm3,
+    layer.ffn. An exercise of notebook 06 §5."""
+    return PRE_LN_DECODER_LAYER.check(fn)
 
 
-EXERCISES = [CAUSAL_MASK, MASKED_ATTENTION, DECODER_LAYER]
+EXERCISES = [LOCAL_CAUSAL_MASK, CROSS_ATTENTION, PRE_LN_DECODER_LAYER]
