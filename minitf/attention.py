@@ -12,6 +12,8 @@ True = may attend, broadcastable to the scores (..., L_q, L_k).
 
 import numpy as np
 
+from .validation import all_finite, require_float_array, require_int
+
 
 def softmax(x, axis=-1):
     """exp(x − max) / Σ exp(x − max) along `axis`. Built in notebook 01 §5.
@@ -20,11 +22,12 @@ def softmax(x, axis=-1):
     makes the largest term exp(0) = 1, so exp never overflows. A row that is entirely -inf
     (every position masked) gives zeros, not NaN.
     """
-    x = _float_array(x, "softmax input")
+    x = require_float_array(x, "x")
+    axis = None if axis is None else require_int(axis, "axis")  # None: over the whole array
     if x.size == 0:
         return x.copy()
     row_max = np.max(x, axis=axis, keepdims=True)
-    _refuse_nan_or_posinf(row_max, "softmax input")
+    _refuse_nan_or_posinf(row_max, "the softmax input x")
     row_max[np.isneginf(row_max)] = 0  # a fully masked row stays -inf, and exp(-inf) = 0
     e = np.exp(x - row_max)
     total = np.sum(e, axis=axis, keepdims=True)
@@ -33,20 +36,23 @@ def softmax(x, axis=-1):
 
 def log_softmax(x):
     """log softmax(x) along the last axis: x − max − log Σ exp(x − max). Notebook 08 §1."""
-    x = _float_array(x, "log_softmax input")
-    shifted = x - x.max(axis=-1, keepdims=True)
+    x = require_float_array(x, "x")
+    row_max = x.max(axis=-1, keepdims=True)
+    _refuse_nan_or_posinf(row_max, "the log_softmax input x")
+    shifted = x - row_max
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def causal_mask(n):
     """(n, n) bool, True on and below the diagonal: position i may attend to 0..i.
     Built in notebook 06 §1."""
+    n = require_int(n, "n", low=0)
     return np.tril(np.ones((n, n), dtype=bool))
 
 
 def padding_mask(tokens, pad_id=0):
     """(B, 1, 1, L) bool, False where `tokens` (B, L) is padding. Built in notebook 05 §6."""
-    tokens = np.asarray(tokens)
+    tokens, pad_id = np.asarray(tokens), require_int(pad_id, "pad_id")
     if tokens.ndim != 2:
         raise ValueError(f"tokens must have shape (B, L), got shape {tokens.shape}")
     return (tokens != pad_id)[:, None, None, :]
@@ -78,6 +84,8 @@ def scaled_dot_product_attention_backward(dout, q, k, v, weights):
         dq = dS k / √d_k,  dk = dSᵀ q / √d_k.
     Masked positions have A = 0, so they receive no gradient.
     """
+    dout, q, k, v, weights = (require_float_array(a, name) for a, name in (
+        (dout, "dout"), (q, "q"), (k, "k"), (v, "v"), (weights, "weights")))
     scale = weights.dtype.type(1.0 / np.sqrt(q.shape[-1]))
     dv = np.swapaxes(weights, -1, -2) @ dout  # (..., L_k, d_v)
     d_weights = dout @ np.swapaxes(v, -1, -2)  # (..., L_q, L_k)
@@ -99,16 +107,6 @@ def _unbroadcast(grad, shape):
 
 # Validation: below the math it guards, so the formulas above read on their own.
 
-def _float_array(x, name):
-    """x as a float array (ints become float64); float dtypes are kept."""
-    x = np.asarray(x)
-    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
-        raise ValueError(f"{name} must be an array of numbers, got dtype {x.dtype}")
-    if not np.issubdtype(x.dtype, np.floating):
-        x = x.astype(np.float64)
-    return x
-
-
 def _refuse_nan_or_posinf(row_max, name):
     if np.isnan(row_max).any() or np.isposinf(row_max).any():
         raise ValueError(f"{name} contains NaN or +inf")
@@ -117,12 +115,12 @@ def _refuse_nan_or_posinf(row_max, name):
 def _validate_attention_inputs(q, k, v, mask):
     """q, k, v as arrays of one float dtype (at least float32) and mask as a bool array,
     or a ValueError that names what does not fit."""
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    q, k, v = (require_float_array(a, name) for a, name in ((q, "q"), (k, "k"), (v, "v")))
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (L, d), got shape {a.shape}")
-        if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.number):
-            raise ValueError(f"{name} must be an array of numbers, got dtype {a.dtype}")
+        if not all_finite(a):
+            raise ValueError(f"{name} contains NaN or inf")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
     if k.shape[-2] == 0:

@@ -10,25 +10,33 @@ import tracemalloc
 import numpy as np
 
 from .attention import causal_mask, scaled_dot_product_attention
+from .validation import require_int
 
 
 def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):
     """Multiply-adds ×2 of the two matrix products: Q Kᵀ (L_q·L_k·d_k) and A V (L_q·L_k·d_v).
     Notebook 02 §5."""
     d_v = d_k if d_v is None else d_v
+    L_q, L_k, d_k, d_v, batch = (require_int(value, name, low=0) for value, name in (
+        (L_q, "L_q"), (L_k, "L_k"), (d_k, "d_k"), (d_v, "d_v"), (batch, "batch")))
     return 2 * batch * L_q * L_k * (d_k + d_v)
 
 
 def score_bytes(L_q, L_k, batch=1, dtype=np.float32):
     """Bytes of one (batch, L_q, L_k) score matrix.
     Notebook 02 §5."""
+    L_q, L_k, batch = (require_int(value, name, low=0) for value, name in (
+        (L_q, "L_q"), (L_k, "L_k"), (batch, "batch")))
     return batch * L_q * L_k * np.dtype(dtype).itemsize
 
 
 def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
     """Random float32 q, k, v of shape batch + (n, d), from a seeded generator.
     Notebook 02 §5."""
-    rng = np.random.default_rng(seed)
+    n, d = require_int(n, "n", low=1), require_int(d, "d", low=1)
+    if not isinstance(batch, tuple):
+        raise TypeError(f"batch must be a tuple of sizes such as (2, 8), got {batch!r}")
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
     return tuple(rng.standard_normal(batch + (n, d), dtype=np.float64).astype(dtype)
                  for _ in range(3))
 

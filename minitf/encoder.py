@@ -12,6 +12,7 @@ import numpy as np
 from .layers import FeedForward, LayerNorm
 from .module import Module, ModuleList, as_rng
 from .multihead import MultiHeadAttention
+from .validation import require_bool, require_sizes
 
 
 class EncoderLayer(Module):
@@ -21,8 +22,9 @@ class EncoderLayer(Module):
     def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
+        d_model, num_heads, d_ff = require_sizes(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
         rng = as_rng(rng)
-        self.norm_first = norm_first
+        self.norm_first = require_bool(norm_first, "norm_first")
         self.self_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
         self.norm1 = LayerNorm(d_model, dtype=dtype)
         self.ffn = FeedForward(d_model, d_ff, activation, dtype=dtype, rng=rng)
@@ -55,6 +57,9 @@ class Encoder(Module):
     def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
                  activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
+        num_layers, d_model, num_heads, d_ff = require_sizes(
+            num_layers=num_layers, d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+        norm_first = require_bool(norm_first, "norm_first")
         rng = as_rng(rng)
         self.layers = ModuleList([
             EncoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)

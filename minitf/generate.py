@@ -17,7 +17,12 @@ import numpy as np
 from .attention import log_softmax, padding_mask, softmax
 from .module import as_rng
 from .tasks import BOS_ID, EOS_ID, PAD_ID
-from .validation import require_int, require_real
+from .validation import (
+    require_bool,
+    require_float_array,
+    require_int,
+    require_real,
+)
 
 
 def _check_src(src):
@@ -38,14 +43,21 @@ def _check_max_len(model, max_len):
     return max_len
 
 
-def _start(model, src, max_len, copies=1):
+def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     """Checks the arguments and encodes src (B, L_s) once.
 
     Returns (memory (B*copies, L_s, d_model), memory_mask (B*copies, 1, 1, L_s)), each source
     row repeated `copies` times in a row (one per beam).
     """
+    use_cache = require_bool(use_cache, "use_cache")
+    needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
+    if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
+        raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
     src = _check_src(src)
     _check_max_len(model, max_len)
+    require_int(bos_id, "bos_id", low=0)
+    if eos_id is not None:
+        require_int(eos_id, "eos_id", low=0)
     memory_mask = padding_mask(src, PAD_ID)  # (B, 1, 1, L_s)
     memory = model.encode(src)  # (B, L_s, d_model)
     if copies > 1:
@@ -71,7 +83,7 @@ def _next_logits(model, prefix, memory, memory_mask, cache):
 
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
-    memory, memory_mask = _start(model, src, max_len)
+    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
     B = memory.shape[0]
     cache = model.new_cache() if use_cache else None
     ys = np.full((B, max_len + 1), PAD_ID, dtype=np.int64)  # <bos> + up to max_len tokens
@@ -101,7 +113,7 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
 def top_k_mask(logits, k):
     """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id.
     Notebook 07 §4."""
-    k = require_int(k, "top_k", low=1)
+    logits, k = require_float_array(logits, "logits"), require_int(k, "k", low=1)
     order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), largest first
     keep = np.zeros(logits.shape, dtype=bool)
     np.put_along_axis(keep, order[..., :k], True, axis=-1)
@@ -115,16 +127,17 @@ def top_p_mask(probs, p):
     A token is kept when the tokens more probable than it hold less than p of the mass.
     Notebook 07 §4.
     """
-    p = require_real(p, "top_p", 0, 1, low_open=True)
+    probs, p = require_float_array(probs, "probs"), require_real(p, "p", 0, 1, low_open=True)
     if p == 1:
         return np.ones(probs.shape, dtype=bool)
     order = np.argsort(-probs, axis=-1, kind="stable")  # (..., V), most probable first
     sorted_probs = np.take_along_axis(probs, order, axis=-1)
     mass = np.cumsum(sorted_probs, axis=-1)
     before = mass - sorted_probs  # the mass of the tokens ranked above each one
-    before[..., 0] = 0
+    kept_in_order = before < p * mass[..., -1:]
+    kept_in_order[..., 0] = True  # the most probable token always, even in a row of zeros
     keep = np.zeros(probs.shape, dtype=bool)
-    np.put_along_axis(keep, order, before < p * mass[..., -1:], axis=-1)
+    np.put_along_axis(keep, order, kept_in_order, axis=-1)
     return keep
 
 
@@ -207,7 +220,8 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     """
     K = require_int(beam_size, "beam_size", low=1)
     alpha = require_real(length_penalty, "length_penalty", low=0)
-    memory, memory_mask = _start(model, src, max_len, copies=K)
+    require_bool(return_all, "return_all")
+    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache, copies=K)
     B = memory.shape[0] // K
     cache = model.new_cache() if use_cache else None
     ys = np.full((B * K, max_len + 1), PAD_ID, dtype=np.int64)  # row b*K + k: beam k of source b

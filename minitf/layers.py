@@ -7,17 +7,28 @@ Built in notebooks 00 (Embedding), 05 (LayerNorm, FeedForward) and 08 (Linear's 
 import numpy as np
 
 from .module import Module, as_rng
-from .validation import require_last_dim, require_token_ids
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_last_dim,
+    require_real,
+    require_token_ids,
+)
 
 
 def glorot_uniform(rng, d_in, d_out, dtype):
     """Glorot/Xavier uniform initialisation, U(±√(6 / (d_in + d_out))), shape (d_in, d_out).
     Used by every layer with weights (notebook 03)."""
+    rng = require_instance(rng, np.random.Generator, "rng")
+    d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
+    dtype = require_float_dtype(dtype)
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
 
-def matmul_rows(x, W):
+def _matmul_rows(x, W):
     """x (..., d_in) @ W (d_in, d_out) -> (..., d_out), as one 2-D matrix product.
 
     The same product as `x @ W`, faster: numpy runs a 3-D @ 2-D product as a loop of small
@@ -35,22 +46,23 @@ class Linear(Module):
 
     def __init__(self, d_in, d_out, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.d_in, self.d_out = d_in, d_out
+        self.d_in = require_int(d_in, "d_in", low=1)
+        self.d_out = require_int(d_out, "d_out", low=1)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_in, what="d_in")
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_in, "x", what="d_in")
         self._cache = x
-        return matmul_rows(x, self.W) + self.b
+        return _matmul_rows(x, self.W) + self.b
 
     def backward(self, dout):
         x2 = self.saved().reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
-        return matmul_rows(dout, self.W.T)
+        return _matmul_rows(dout, self.W.T)
 
 
 _ONE_HOT_LIMIT = 1 << 22  # larger (tokens × vocabulary) one-hot matrices cost too much memory
@@ -62,7 +74,9 @@ class Embedding(Module):
 
     def __init__(self, vocab_size, d_model, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.vocab_size, self.d_model = vocab_size, d_model
+        self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
+        self.d_model = require_int(d_model, "d_model", low=1)
+        dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
         self.add_param("weight", weight.astype(dtype))
@@ -94,17 +108,21 @@ class LayerNorm(Module):
 
     def __init__(self, d_model, eps=1e-5, *, dtype=np.float32):
         super().__init__()
-        self.d_model, self.eps = d_model, eps
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.eps = require_real(eps, "eps", low=0, low_open=True)
+        dtype = require_float_dtype(dtype)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_model)
-        mean = x.mean(axis=-1, keepdims=True)
-        centered = x - mean
-        var = np.mean(centered * centered, axis=-1, keepdims=True)
-        inv_std = 1 / np.sqrt(var + x.dtype.type(self.eps))
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
+        centered = x - x.mean(axis=-1, keepdims=True)
+        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
+        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
+        if not np.isfinite(var).all():
+            raise ValueError("x contains NaN or inf")
+        inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
         x_hat = centered * inv_std
         self._cache = (x_hat, inv_std)
         return self.gamma * x_hat + self.beta
@@ -120,9 +138,34 @@ class LayerNorm(Module):
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
 
 
+class Dropout(Module):
+    """Dropout (随机失活): in training, each entry is zeroed with probability p and the rest
+    are scaled by 1/(1 − p), so the expected output is x; in evaluation (`eval()`) it is the
+    identity. Notebook 05 §4 explains where the paper uses it (p = 0.1) and why the course's
+    models keep p = 0: with no randomness in training, every stored output is reproducible.
+    """
+
+    def __init__(self, p=0.1, *, rng=None):
+        super().__init__()
+        self.p = require_real(p, "p", 0, 1, high_open=True)
+        self.rng = as_rng(rng)
+
+    def forward(self, x):
+        x = require_float_array(x, "x")
+        if not self.training or self.p == 0:
+            self._cache = np.ones((), dtype=x.dtype)  # backward passes dout straight through
+            return x
+        keep = self.rng.random(x.shape) >= self.p
+        self._cache = keep / x.dtype.type(1 - self.p)  # (…) 0 or 1/(1 − p)
+        return x * self._cache
+
+    def backward(self, dout):
+        return dout * self.saved()
+
+
 def relu(x):
     """ReLU, max(x, 0): the feed-forward network's activation (notebook 05 §3)."""
-    return np.maximum(x, 0)
+    return np.maximum(require_float_array(x, "x"), 0)
 
 
 def relu_backward(dout, x):
@@ -136,6 +179,7 @@ _GELU_C = np.sqrt(2 / np.pi)
 def gelu(x):
     """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).
     Notebook 05 §3 (the activation many newer models use)."""
+    x = require_float_array(x, "x")
     c = x.dtype.type(_GELU_C)
     return 0.5 * x * (1 + np.tanh(c * (x + x.dtype.type(0.044715) * x**3)))
 
@@ -158,23 +202,25 @@ class FeedForward(Module):
 
     def __init__(self, d_model, d_ff, activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         rng = as_rng(rng)
-        self.d_model, self.d_ff, self.activation = d_model, d_ff, activation
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.d_ff = require_int(d_ff, "d_ff", low=1)
+        self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))
         self.add_param("W_2", glorot_uniform(rng, d_ff, d_model, dtype))
         self.add_param("b_2", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        require_last_dim(x, self.d_model)
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
         act, _ = ACTIVATIONS[self.activation]
-        pre = matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
+        pre = _matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
         hidden = act(pre)
         self._cache = (x, pre, hidden)
-        return matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
+        return _matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
 
     def backward(self, dout):
         x, pre, hidden = self.saved()
@@ -182,8 +228,8 @@ class FeedForward(Module):
         dout2 = dout.reshape(-1, self.d_model)
         self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2
         self.grads["b_2"] += dout2.sum(axis=0)
-        d_pre = act_backward(matmul_rows(dout, self.W_2.T), pre)
+        d_pre = act_backward(_matmul_rows(dout, self.W_2.T), pre)
         d_pre2 = d_pre.reshape(-1, self.d_ff)
         self.grads["W_1"] += x.reshape(-1, self.d_model).T @ d_pre2
         self.grads["b_1"] += d_pre2.sum(axis=0)
-        return matmul_rows(d_pre, self.W_1.T)
+        return _matmul_rows(d_pre, self.W_1.T)

@@ -10,10 +10,11 @@ import numpy as np
 from .attention import causal_mask, padding_mask
 from .decoder import Decoder
 from .encoder import Encoder
-from .layers import Embedding, Linear
+from .layers import ACTIVATIONS, Embedding, Linear
 from .module import Module, as_rng
 from .positional import sinusoidal_encoding
 from .tasks import PAD_ID
+from .validation import require_bool, require_float_dtype, require_sizes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,18 @@ class TransformerConfig:
     norm_first: bool = False
     activation: str = "relu"
 
+    def __post_init__(self):
+        require_sizes(**{name: getattr(self, name) for name in (
+            "src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
+            "max_len")})
+        require_bool(self.norm_first, "norm_first")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
+                             f"got {self.activation!r}")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by "
+                             f"num_heads={self.num_heads}")
+
 
 class Transformer(Module):
     """The encoder-decoder Transformer. Assembled in notebook 06 §6, trained in notebook 08."""
@@ -40,11 +53,9 @@ class Transformer(Module):
                  d_ff=256, max_len=64, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
-        if d_model % num_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.config = TransformerConfig(src_vocab_size, tgt_vocab_size, d_model, num_heads,
                                         num_layers, d_ff, max_len, norm_first, activation)
-        self.d_model, self.max_len, self.dtype = d_model, max_len, np.dtype(dtype)
+        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
         rng = as_rng(rng)
         layer_args = (num_layers, d_model, num_heads, d_ff, norm_first, activation)
         self.src_embed = Embedding(src_vocab_size, d_model, dtype=dtype, rng=rng)

@@ -12,6 +12,8 @@ is the same: `named_parameters()`, `named_children()`, `state_dict()`, `load_sta
 
 import numpy as np
 
+from .validation import FLOAT_DTYPES
+
 
 def as_rng(rng):
     """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded).
@@ -33,6 +35,7 @@ class Module:
         object.__setattr__(self, "grads", {})
         object.__setattr__(self, "_children", {})
         object.__setattr__(self, "_cache", None)
+        object.__setattr__(self, "training", True)
 
     # Parameters are read as attributes (`self.W`) and live in `params`.
     def __getattr__(self, name):
@@ -51,6 +54,9 @@ class Module:
         object.__setattr__(self, name, value)
 
     def add_param(self, name, value):
+        if value.dtype not in FLOAT_DTYPES:
+            raise ValueError(f"{type(self).__name__}: dtype must be float32 or float64, "
+                             f"got {value.dtype}")
         self.params[name] = value
         self.grads[name] = np.zeros_like(value)
 
@@ -69,6 +75,20 @@ class Module:
             raise RuntimeError(f"{type(self).__name__}.backward() was called before forward(): "
                                "run forward first, it keeps what backward needs")
         return self._cache
+
+    def train(self, mode=True):
+        """Training mode (the default) for this module and every module below it; only
+        Dropout behaves differently. Returns the module, as PyTorch's does."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"mode must be True or False, got {mode!r}")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode: the same as train(False)."""
+        return self.train(False)
 
     def named_children(self):
         """(name, module) for each direct sub-module, in the order they were set."""
@@ -137,6 +157,9 @@ class ModuleList(Module):
     def __init__(self, modules):
         super().__init__()
         for i, module in enumerate(modules):
+            if not isinstance(module, Module):
+                raise TypeError(f"modules must hold Modules; item {i} is "
+                                f"{type(module).__name__}")
             setattr(self, str(i), module)
 
     def __getitem__(self, i):

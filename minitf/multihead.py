@@ -14,21 +14,31 @@ import numpy as np
 
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .fast import blocked_attention
-from .layers import glorot_uniform, matmul_rows
+from .layers import _matmul_rows, glorot_uniform
 from .module import Module, as_rng
-from .validation import require_last_dim
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_int,
+    require_last_dim,
+)
 
 
 def split_heads(x, num_heads):
-    """(B, L, d_model) -> (B, h, L, d_k).
+    """(B, L, d_model) -> (B, h, L, d_k); d_model must be a multiple of num_heads.
     Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=3)
+    num_heads = require_int(num_heads, "num_heads", low=1)
     B, L, d_model = x.shape
+    if d_model % num_heads:
+        raise ValueError(f"x has d_model={d_model}, not divisible by num_heads={num_heads}")
     return x.reshape(B, L, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(x):
     """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation).
     Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=4)
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)
 
@@ -46,7 +56,10 @@ class MultiHeadAttention(Module):
 
     def __init__(self, d_model, num_heads, *, dtype=np.float32, rng=None):
         super().__init__()
-        if num_heads < 1 or d_model % num_heads:
+        d_model = require_int(d_model, "d_model", low=1)
+        num_heads = require_int(num_heads, "num_heads", low=1)
+        dtype = require_float_dtype(dtype)
+        if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         rng = as_rng(rng)
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
@@ -56,7 +69,7 @@ class MultiHeadAttention(Module):
         self.attn_weights = None
 
     def _check(self, x, name):
-        x = np.asarray(x)
+        x = require_float_array(x, name)
         if x.ndim != 3:
             raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
         require_last_dim(x, self.d_model, name)
@@ -80,14 +93,14 @@ class MultiHeadAttention(Module):
             if context.shape[0] != x.shape[0]:
                 raise ValueError(f"x has batch size {x.shape[0]} but context has "
                                  f"{context.shape[0]}")
-        q = split_heads(matmul_rows(x, self.W_q) + self.b_q, self.num_heads)  # (B, h, L_q, d_k)
+        q = split_heads(_matmul_rows(x, self.W_q) + self.b_q, self.num_heads)  # (B, h, L_q, d_k)
         if cache is not None and not is_self and "k" in cache:
             k, v = cache["k"], cache["v"]
         else:
             source = x if is_self else context
-            k = split_heads(matmul_rows(source, self.W_k) + self.b_k,
+            k = split_heads(_matmul_rows(source, self.W_k) + self.b_k,
                             self.num_heads)  # (B, h, L_k, d_k)
-            v = split_heads(matmul_rows(source, self.W_v) + self.b_v, self.num_heads)
+            v = split_heads(_matmul_rows(source, self.W_v) + self.b_v, self.num_heads)
             if cache is not None and is_self and "k" in cache:
                 k = np.concatenate([cache["k"], k], axis=2)
                 v = np.concatenate([cache["v"], v], axis=2)
@@ -98,7 +111,7 @@ class MultiHeadAttention(Module):
         concat = merge_heads(heads)  # (B, L_q, d_model)
         self.attn_weights = weights
         self._cache = "kv-cache" if cache is not None else (x, context, q, k, v, weights, concat)
-        return matmul_rows(concat, self.W_o) + self.b_o
+        return _matmul_rows(concat, self.W_o) + self.b_o
 
     def backward(self, dout):
         """Returns dx for self-attention, (dx, d_context) for cross-attention."""
@@ -110,7 +123,7 @@ class MultiHeadAttention(Module):
         dout2 = dout.reshape(-1, d)
         self.grads["W_o"] += concat.reshape(-1, d).T @ dout2
         self.grads["b_o"] += dout2.sum(axis=0)
-        d_heads = split_heads(matmul_rows(dout, self.W_o.T), self.num_heads)
+        d_heads = split_heads(_matmul_rows(dout, self.W_o.T), self.num_heads)
         dq, dk, dv = scaled_dot_product_attention_backward(d_heads, q, k, v, weights)
         dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)  # (B, L, d_model)
         source = x if context is None else context
@@ -118,8 +131,8 @@ class MultiHeadAttention(Module):
             grad2 = grad.reshape(-1, d)
             self.grads[f"W_{name}"] += inp.reshape(-1, d).T @ grad2
             self.grads[f"b_{name}"] += grad2.sum(axis=0)
-        dx = matmul_rows(dq, self.W_q.T)
-        d_source = matmul_rows(dk, self.W_k.T) + matmul_rows(dv, self.W_v.T)
+        dx = _matmul_rows(dq, self.W_q.T)
+        d_source = _matmul_rows(dk, self.W_k.T) + _matmul_rows(dv, self.W_v.T)
         if context is None:
             return dx + d_source
         return dx, d_source

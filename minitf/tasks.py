@@ -11,7 +11,13 @@ import re
 
 import numpy as np
 
-from .validation import shorten
+from .validation import (
+    require_bool,
+    require_int,
+    require_int_array,
+    require_real,
+    shorten,
+)
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -34,11 +40,7 @@ _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾"
 
 
 def _check_number(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"expected an int in 0..{MAX_NUMBER}, got {n!r} ({type(n).__name__})")
-    if not 0 <= n <= MAX_NUMBER:
-        raise ValueError(f"{n} is outside 0..{MAX_NUMBER}")
-    return int(n)
+    return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
 def _below_100_words(n):
@@ -119,14 +121,17 @@ class Vocab:
 
     def encode(self, tokens):
         """List of tokens -> list of ids."""
+        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+            raise TypeError(f"tokens must be a list of tokens, got {type(tokens).__name__}")
         return [self.id(t) for t in tokens]
 
     def decode(self, ids, *, strip_special=True):
         """Ids (1-D) -> tokens. By default stops at <eos> and drops <pad> and <bos>;
         with ``strip_special=False`` every id becomes its token."""
-        ids = np.asarray(ids)
+        ids = require_int_array(ids, "ids")
+        strip_special = require_bool(strip_special, "strip_special")
         if ids.ndim != 1:
-            raise ValueError(f"expected a 1-D sequence of ids, got shape {ids.shape}")
+            raise ValueError(f"ids must be a 1-D sequence, got shape {ids.shape}")
         out = []
         for i in ids.tolist():
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
@@ -166,7 +171,7 @@ def _unknown_word(word):
 
 def _require_str(text):
     if not isinstance(text, str):
-        raise TypeError(f"expected a str, got {type(text).__name__}")
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     return text
 
 
@@ -327,9 +332,10 @@ def decode_target(ids):
 def split(test_fraction=0.2, seed=0):
     """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays.
     Notebook 00 §1."""
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction!r}")
-    numbers = np.random.default_rng(seed).permutation(MAX_NUMBER + 1).astype(np.int64)
+    test_fraction = require_real(test_fraction, "test_fraction", 0, 1, low_open=True,
+                                 high_open=True)
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
+    numbers = rng.permutation(MAX_NUMBER + 1).astype(np.int64)
     n_test = round(len(numbers) * test_fraction)
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
@@ -337,10 +343,14 @@ def split(test_fraction=0.2, seed=0):
 def pad(sequences, pad_id=PAD_ID):
     """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`.
     Notebook 00 §2."""
-    rows = [np.asarray(s, dtype=np.int64) for s in sequences]
+    if not isinstance(sequences, (list, tuple, np.ndarray)):
+        raise TypeError(f"sequences must be a list of id sequences, got "
+                        f"{type(sequences).__name__}")
+    pad_id = require_int(pad_id, "pad_id")
+    rows = [require_int_array(s, f"sequences[{i}]") for i, s in enumerate(sequences)]
     for i, row in enumerate(rows):
         if row.ndim != 1:
-            raise ValueError(f"sequence {i} is not 1-D (shape {row.shape})")
+            raise ValueError(f"sequences[{i}] is not 1-D (shape {row.shape})")
     out = np.full((len(rows), max((len(r) for r in rows), default=0)), pad_id, dtype=np.int64)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row

@@ -19,7 +19,15 @@ from . import tasks
 from .attention import log_softmax
 from .generate import beam_search, greedy_decode
 from .model import Transformer, TransformerConfig
+from .module import Module
 from .tasks import PAD_ID
+from .validation import (
+    require_float_array,
+    require_instance,
+    require_int,
+    require_int_array,
+    require_real,
+)
 
 # The shipped translator's shape: small enough to train in seconds on one core.
 TRANSLATOR_CONFIG = TransformerConfig(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB),
@@ -41,6 +49,15 @@ class TrainConfig:
     by_shape: float = 0.5  # the share of training numbers drawn shape by shape (see _Batches)
     cooldown: float = 0.25  # the share of steps at the end over which lr falls to 0
 
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "warmup"):
+            require_int(getattr(self, name), name, low=1)
+        require_real(self.lr_scale, "lr_scale", low=0, low_open=True)
+        require_real(self.label_smoothing, "label_smoothing", 0, 1, high_open=True)
+        require_real(self.clip_norm, "clip_norm", low=0)
+        require_real(self.by_shape, "by_shape", 0, 1)
+        require_real(self.cooldown, "cooldown", 0, 1)
+
 
 def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     """Cross-entropy (交叉熵), notebook 08 §1.
@@ -48,15 +65,22 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     logits (..., V), targets (...) int -> (loss: float, dlogits (..., V) in logits' dtype).
 
     The mean over the targets that are not `ignore_index` (None: every target counts);
-    with no such target the loss is 0 and dlogits is zero.
+    with no such target the loss is 0 and dlogits is zero. A logit of -inf marks a class
+    that cannot occur (it gets probability 0); NaN and +inf are refused.
     """
-    logits = np.asarray(logits)
-    targets = np.asarray(targets)
-    if targets.shape != logits.shape[:-1]:
+    logits = require_float_array(logits, "logits")
+    targets = require_int_array(targets, "targets")
+    if ignore_index is not None:
+        ignore_index = require_int(ignore_index, "ignore_index")
+    eps = require_real(label_smoothing, "label_smoothing", 0, 1, high_open=True)
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"targets of shape {targets.shape} do not match logits of shape "
                          f"{logits.shape} (expected targets {logits.shape[:-1]})")
-    if not 0.0 <= label_smoothing < 1.0:
-        raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+    if np.isnan(logits).any() or np.isposinf(logits).any():
+        raise ValueError("logits contain NaN or +inf")
+    if eps > 0 and np.isneginf(logits).any():
+        raise ValueError("label smoothing gives every class probability ε/V, so a class with "
+                         "logit -inf would make the loss infinite; use label_smoothing=0")
     V = logits.shape[-1]
     y = targets.reshape(-1)
     keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
@@ -68,8 +92,10 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     z = logits.reshape(-1, V).astype(dtype)
     log_probs = log_softmax(z)  # (N, V)
     rows = np.arange(len(y))
-    eps = dtype.type(label_smoothing)
-    token_loss = -(1 - eps) * log_probs[rows, y] - eps / V * log_probs.sum(axis=1)
+    eps = dtype.type(eps)
+    token_loss = -(1 - eps) * log_probs[rows, y]
+    if eps > 0:  # (never 0 × log 0 for a class whose logit is -inf)
+        token_loss -= eps / V * log_probs.sum(axis=1)
     loss = float(token_loss[keep].sum(dtype=np.float64) / max(n, 1))
     grad = np.exp(log_probs)
     grad -= eps / V
@@ -86,8 +112,9 @@ def warmup_schedule(step, *, d_model, warmup, scale=1.0):
     It rises linearly for `warmup` steps, peaks at scale · (d_model · warmup)^-0.5, then decays
     as step^-0.5.
     """
-    if step < 1:
-        raise ValueError(f"steps count from 1, got {step}")
+    step = require_int(step, "step", low=1)
+    d_model, warmup = require_int(d_model, "d_model", low=1), require_int(warmup, "warmup", low=1)
+    scale = require_real(scale, "scale", low=0, low_open=True)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
@@ -97,13 +124,16 @@ def cooldown_factor(step, steps, share):
     whatever the last few large steps left: without it, a run that was exact on every number
     at step 350 can lose 1% of them by step 400.
     Notebook 08 §6."""
-    last = round(share * steps)
+    steps = require_int(steps, "steps", low=1)
+    step = require_int(step, "step", 1, steps)
+    last = round(require_real(share, "share", 0, 1) * steps)
     return min(1.0, (steps - step + 1) / (last + 1))
 
 
 def global_norm(model):
     """√(Σ grad²) over every gradient of the model.
     Notebook 08 §6 (gradient clipping)."""
+    require_instance(model, Module, "model")
     return math.sqrt(sum(float(np.vdot(g, g)) for _, g in model.named_grads()))
 
 
@@ -113,6 +143,7 @@ def clip_grad_norm(model, max_norm):
     Returns the norm before clipping.
     Notebook 08 §6.
     """
+    max_norm = require_real(max_norm, "max_norm", low=0, low_open=True)
     norm = global_norm(model)
     if norm > max_norm:
         factor = max_norm / norm
@@ -131,9 +162,18 @@ class Adam:
     """
 
     def __init__(self, model, lr, betas=(0.9, 0.98), eps=1e-9):
-        self.lr, self.betas, self.eps, self.t = lr, betas, eps, 0
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"betas must be a pair (β₁, β₂), got {betas!r}")
+        betas = tuple(require_real(b, "betas", 0, 1, high_open=True) for b in betas)
+        self.lr = require_real(lr, "lr", low=0)
+        self.eps = require_real(eps, "eps", low=0, low_open=True)
+        self.betas, self.t = betas, 0
         # the model's arrays are updated in place, never replaced, so these stay valid
-        self.params = dict(model.named_parameters())
+        self.params = dict(require_instance(model, Module, "model").named_parameters())
+        dtypes = {p.dtype for p in self.params.values()}
+        if not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
+            raise ValueError(f"Adam needs float32 or float64 parameters, "
+                             f"got {sorted(map(str, dtypes))}")
         self.grads = dict(model.named_grads())
         self.m = {name: np.zeros_like(p) for name, p in self.params.items()}
         self.v = {name: np.zeros_like(p) for name, p in self.params.items()}
@@ -161,7 +201,8 @@ def new_model(seed=0, **changes):
 def translate_ids(model, src, beam_size=1):
     """src (B, L_s) ids -> (B, T) target ids, without <bos>.
     Notebook 08 §6."""
-    if beam_size == 1:
+    require_instance(model, Transformer, "model")
+    if require_int(beam_size, "beam_size", low=1) == 1:
         return greedy_decode(model, src, max_len=model.max_len)
     return beam_search(model, src, beam_size=beam_size, max_len=model.max_len)
 
@@ -169,7 +210,12 @@ def translate_ids(model, src, beam_size=1):
 def exact_match(model, numbers, batch_size=500, beam_size=1):
     """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n).
     Notebook 08 §6."""
-    numbers = np.asarray(numbers)
+    require_instance(model, Transformer, "model")
+    numbers = require_int_array(numbers, "numbers")
+    batch_size = require_int(batch_size, "batch_size", low=1)
+    if numbers.ndim != 1 or numbers.size == 0:
+        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
+                         f"{numbers.shape}: an accuracy over no numbers means nothing")
     correct = 0
     for i in range(0, len(numbers), batch_size):
         chunk = numbers[i:i + batch_size]
@@ -177,7 +223,7 @@ def exact_match(model, numbers, batch_size=500, beam_size=1):
         out = translate_ids(model, src, beam_size)
         correct += sum(tasks.decode_target(row) == tasks.chinese(int(n))
                        for row, n in zip(out, chunk))
-    return correct / max(len(numbers), 1)
+    return correct / len(numbers)
 
 
 def number_shape(n):
@@ -185,7 +231,8 @@ def number_shape(n):
     because Chinese writes them differently (十二, not 一十二): 7 -> 'x', 40 -> 'x0',
     12 -> 'xx teen', 1005 -> 'x00x', 0 -> '0'. There are 18 shapes in 0..9999.
     Notebook 08 §6 (sampling the training numbers)."""
-    digits = "".join("0" if c == "0" else "x" for c in str(int(n)))
+    n = require_int(n, "n", 0, tasks.MAX_NUMBER)
+    digits = "".join("0" if c == "0" else "x" for c in str(n))
     return digits + (" teen" if 10 <= n < 20 else "")
 
 

@@ -3,6 +3,12 @@ TypeError for a wrong kind of object) that names the argument and says what it s
 
 These guard the math; they are not the exercise checkers of `minitf.check`. No notebook builds
 them: every notebook meets their messages when it passes something that does not fit.
+
+Non-finite values, one policy: NaN and inf are refused, with the argument named, where they
+would spread through a computation — attention refuses them in q, k and v; softmax,
+log_softmax and cross_entropy refuse NaN and +inf (−inf is allowed there: it means "masked",
+probability 0); LayerNorm refuses them; a checkpoint whose weights are not finite is refused
+when it is loaded. Linear and FeedForward pass them on to the next of these checks.
 """
 
 import numbers
@@ -35,26 +41,66 @@ def require_real(value, name, low=None, high=None, *, low_open=False, high_open=
     return value
 
 
+def require_sizes(**sizes):
+    """The ints ≥ 1 given by keyword, in order: `d, h = require_sizes(d_model=d, num_heads=h)`."""
+    return tuple(require_int(value, name, low=1) for name, value in sizes.items())
+
+
+def require_bool(value, name):
+    """`value` if it is True or False (a string such as "yes" is refused, not read as True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {shorten(value)} "
+                        f"({type(value).__name__})")
+    return bool(value)
+
+
+def require_instance(value, cls, name):
+    """`value` if it is a `cls` (for example a minitf Module)."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {shorten(value)} "
+                        f"({type(value).__name__})")
+    return value
+
+
 def require_float_dtype(dtype, name="dtype"):
     """np.float32 or np.float64: the dtypes the layers compute in (float16 overflows in Adam
     and LayerNorm; integers cannot hold a gradient)."""
     try:
         dtype = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{name} must be a numpy float dtype, got {dtype!r}") from None
+        raise TypeError(f"{name} must be np.float32 or np.float64, got {shorten(dtype)}") from None
     if dtype not in FLOAT_DTYPES:
         raise ValueError(f"{name} must be float32 or float64, got {dtype}")
     return dtype
 
 
-def require_float_array(x, name):
-    """x as an array of float32 or float64 numbers (ints are converted to float64)."""
+def require_float_array(x, name, ndim=None):
+    """x as an array of real numbers, floats kept as they are and ints converted to float64;
+    with `ndim`, of exactly that many dimensions."""
+    if isinstance(x, np.ndarray) and x.dtype in FLOAT_DTYPES and ndim in (None, x.ndim):
+        return x  # the common case, checked fast: this runs on every layer's input
     x = np.asarray(x)
     if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
         raise ValueError(f"{name} must be an array of real numbers, got dtype {x.dtype}")
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {x.shape}")
     return x
+
+
+def require_int_array(x, name):
+    """x as an integer array (ids, numbers); floats such as 1.7 are refused, not truncated."""
+    x = np.asarray(x)
+    if x.size and (x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.integer)):
+        raise ValueError(f"{name} must be integers, got dtype {x.dtype}")
+    return x.astype(np.int64, copy=False)
+
+
+def all_finite(a):
+    """True when no entry of the float array `a` is NaN or ±inf. A finite sum proves it in one
+    pass; only a sum that is not finite (NaN, inf, or an overflow) needs the entry-wise test."""
+    return bool(np.isfinite(a.sum())) or bool(np.isfinite(a).all())
 
 
 def require_last_dim(x, size, name="input", what="d_model"):

@@ -90,3 +90,13 @@ def test_backward_after_a_cached_forward_is_refused():
     mha(np.ones((1, 1, 4), np.float32), cache={})
     with pytest.raises(RuntimeError, match="without a KV cache"):
         mha.backward(np.ones((1, 1, 4), np.float32))
+
+
+def test_train_and_eval_reach_every_module():
+    model = Transformer(7, 9, d_model=8, num_heads=2, num_layers=1, d_ff=16, rng=0)
+    assert model.eval() is model
+    assert not model.training and not model.encoder.layers[0].ffn.training
+    model.train()
+    assert model.decoder.layers[0].cross_attn.training
+    with pytest.raises(TypeError, match="mode must be True or False"):
+        model.train("no")

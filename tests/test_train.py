@@ -287,3 +287,33 @@ def test_train_follows_warmup_times_cooldown():
     expected = [warmup_schedule(s, d_model=16, warmup=2, scale=0.5) * min(1, (9 - s) / 5)
                 for s in range(1, 9)]
     np.testing.assert_allclose(history["lr"], expected)
+
+
+def test_adam_agrees_with_the_exercise_reference():
+    # check_adam_step judges learners against check.nb08's reference; it must be the update
+    # minitf.train.Adam makes, step after step.
+    from minitf.check.nb08 import _adam_step
+    from minitf.module import Module
+
+    class One(Module):
+        def __init__(self, p):
+            super().__init__()
+            self.add_param("p", p)
+
+    rng = np.random.default_rng(0)
+    model = One(rng.standard_normal(6))
+    opt = Adam(model, lr=0.01, betas=(0.9, 0.98), eps=1e-9)
+    p, m, v = model.p.copy(), np.zeros(6), np.zeros(6)
+    for t in range(1, 4):
+        model.grads["p"][:] = rng.standard_normal(6)
+        opt.step()
+        p, m, v = _adam_step(p, model.grads["p"], m, v, t, 0.01, 0.9, 0.98, 1e-9)
+        np.testing.assert_allclose(model.p, p, rtol=1e-12)
+
+
+def test_warmup_agrees_with_the_exercise_reference():
+    from minitf.check.nb08 import _lr
+
+    for step in (1, 50, 100, 101, 4000):
+        assert warmup_schedule(step, d_model=64, warmup=100, scale=0.5) == pytest.approx(
+            _lr(step, 64, 100, 0.5))

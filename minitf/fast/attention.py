@@ -54,7 +54,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     Not built in a notebook: notebook 02 §5 measures the cost it reduces.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    _require_positive(block_rows=block_rows, block_scores=block_scores)
+    _require_positive(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
     weights = np.zeros(scores_shape, dtype=q.dtype)
     out = _attention_in_blocks(q, k, v, mask, scores_shape, block_rows, block_scores,
                                bound_from, weights)
