@@ -38,19 +38,34 @@ def _rerun_with_blas_threads(threads, argv):
 
 
 def _train(args):
-    model = training.new_model(args.seed)
     config = {**training.MODEL_CONFIG, **training.TRAIN_CONFIG, "steps": args.steps}
-    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    print("training " + ", ".join(f"{k}={v}" for k, v in config.items())
-          + f", seed={args.seed}; BLAS threads {threads}")
+    header = ("training " + ", ".join(f"{k}={v}" for k, v in config.items())
+              + f", seed={args.seed}")
     start = time.perf_counter()
-    history = training.train(model, steps=args.steps, seed=args.seed,
-                             max_seconds=args.max_seconds, verbose=not args.quiet)
+    if args.engine == "torch":
+        try:
+            from .pytorch_train import train as train_with_torch  # imports torch: only here
+        except ModuleNotFoundError as e:
+            if e.name != "torch":
+                raise
+            raise ValueError("--engine torch needs PyTorch: pip install -e '.[torch]'") from None
+        model, history = train_with_torch(
+            nproc=args.nproc, device=args.device, seed=args.seed, steps=args.steps,
+            max_seconds=args.max_seconds, verbose=not args.quiet, threads=args.threads,
+            header=header)
+        if model is None:  # a torchrun process other than the first: it saves nothing
+            return 0
+    else:
+        threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+        print(f"{header}; BLAS threads {threads}")
+        model = training.new_model(args.seed)
+        history = training.train(model, steps=args.steps, seed=args.seed,
+                                 max_seconds=args.max_seconds, verbose=not args.quiet)
     seconds = time.perf_counter() - start
     path = training.save_checkpoint(
         args.out, model, seed=args.seed, steps=history["step"][-1],
         held_out_exact_match=history["accuracy"][-1],
-        train_config={**training.TRAIN_CONFIG, "steps": args.steps})
+        train_config={**training.TRAIN_CONFIG, "steps": args.steps}, engine=args.engine)
     print(f"held-out exact match {history['accuracy'][-1]:.2%} after {history['step'][-1]} "
           f"steps in {seconds:.1f} s; saved to {path}")
     return 0
@@ -90,6 +105,14 @@ def _parser():
                    help="BLAS threads (default 1, unless OPENBLAS_NUM_THREADS or "
                         "OMP_NUM_THREADS is set): this small model gains nothing from more")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--engine", choices=("numpy", "torch"), default="numpy",
+                   help="numpy: minitf's own forward and backward (default); torch: the same "
+                        "model in PyTorch under torch.distributed (needs torch installed)")
+    p.add_argument("--nproc", type=int, default=1,
+                   help="with --engine torch: processes on this machine, each training on "
+                        "its share of every batch (default %(default)s)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="with --engine torch: where each process computes (default %(default)s)")
     p.set_defaults(run=_train)
 
     p = commands.add_parser("translate", help="translate number words, e.g. 'one thousand five'")
@@ -110,6 +133,11 @@ def main(argv=None):
         _parser().error("--steps must be at least 1")
     if args.command == "train" and args.threads is not None and args.threads < 1:
         _parser().error("--threads must be at least 1")
+    if args.command == "train" and args.nproc < 1:
+        _parser().error("--nproc must be at least 1")
+    if args.command == "train" and args.engine == "numpy" and (args.nproc, args.device) != (
+            1, "cpu"):
+        _parser().error("--nproc and --device need --engine torch")
     if args.command == "train" and argv is None:
         threads = _blas_threads_to_set(args)
         if threads is not None:
