@@ -75,25 +75,23 @@ def torch_masks(src, tgt_in):
             ~padding_mask(tgt_in, PAD_ID)[:, 0, 0])
 
 
-def _judge_one_mask(got, expected, what, minitf_form):
+def _judge_one_mask(got, expected, minitf_form):
     got = _array(got)
     if got.dtype != bool and got.shape == expected.shape and np.array_equal(got, expected):
-        return f"{what}: right pattern but dtype {got.dtype}; torch wants a bool mask"
+        return f"right pattern but dtype {got.dtype}; torch wants a bool mask"
     if got.shape == minitf_form.shape and got.shape != expected.shape:
-        return (f"{what}: shape {got.shape} is minitf's broadcastable form; torch wants "
-                f"{expected.shape}")
+        return f"shape {got.shape} is minitf's broadcastable form; torch wants {expected.shape}"
     L = expected.shape[-1]
-    mistakes = [(~expected, f"{what}: True and False are swapped — torch's True means "
-                            "'may NOT look' (minitf's means 'may look')")]
+    mistakes = [(~expected, "True and False are swapped — torch's True means 'may NOT "
+                            "look' (minitf's means 'may look')")]
     if expected.shape == (L, L):
         mistakes += [
             (np.triu(np.ones((L, L), dtype=bool)),
-             f"{what}: the diagonal is blocked too — a token may look at itself: np.triu(…, k=1)"),
+             "the diagonal is blocked too — a token may look at itself: np.triu(…, k=1)"),
             (np.tril(np.ones((L, L), dtype=bool), k=-1),
-             f"{what}: this blocks the past, not the future: np.triu(…, k=1)"),
+             "this blocks the past, not the future: np.triu(…, k=1)"),
         ]
-    problem = diagnose(got, expected, mistakes)
-    return problem and (problem if problem.startswith(what) else f"{what}: {problem}")
+    return diagnose(got, expected, mistakes)
 
 
 def _judge_torch_masks(got, src, tgt_in):
@@ -105,9 +103,9 @@ def _judge_torch_masks(got, src, tgt_in):
                     padding_mask(tgt_in, PAD_ID))
     names = ("tgt_mask", "src_key_padding_mask", "tgt_key_padding_mask")
     for g, e, name, form in zip(got, expected, names, minitf_forms):
-        problem = _judge_one_mask(g, e, name, form)
+        problem = _judge_one_mask(g, e, form)
         if problem:
-            return problem
+            return f"{name}: {problem}"
     return None
 
 
