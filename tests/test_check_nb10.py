@@ -88,13 +88,15 @@ def replace(i, value):
 
 
 @pytest.mark.parametrize("wrong, hint", [
-    (replace(0, lambda s, t: causal_mask(t.shape[1])), "tgt_mask: True and False are swapped"),
+    (replace(0, lambda s, t: causal_mask(t.shape[1])), "tgt_mask: "),
+    (replace(0, lambda s, t: causal_mask(t.shape[1])), "True and False are swapped"),
     (replace(0, lambda s, t: np.triu(np.ones((t.shape[1],) * 2, dtype=bool))),
      "the diagonal is blocked too"),
     (replace(0, lambda s, t: np.tril(np.ones((t.shape[1],) * 2, dtype=bool), k=-1)),
      "blocks the past"),
     (replace(0, lambda s, t: np.triu(np.ones((t.shape[1],) * 2), k=1)), "dtype float64"),
-    (replace(1, lambda s, t: s != 0), "src_key_padding_mask: True and False are swapped"),
+    (replace(1, lambda s, t: s != 0), "src_key_padding_mask: "),
+    (replace(1, lambda s, t: s != 0), "True and False are swapped"),
     (replace(2, lambda s, t: ~padding_mask(t)), "tgt_key_padding_mask: shape (2, 1, 1, 3)"),
     (lambda s, t: right_masks(s, t)[:2], "return the triple"),
 ])
