@@ -1,4 +1,5 @@
-"""Attention speed against sequence length: textbook numpy vs minitf (vs PyTorch if installed).
+"""Attention speed against sequence length: minitf's reference vs minitf.fast.blocked_attention
+(vs PyTorch if installed).
 
     python benchmarks/attention.py [--lengths 128 256 512 1024] [--repeats 5] [--runs 30]
 
@@ -14,18 +15,9 @@ import os
 import numpy as np
 from common import machine_line, times_in_turns
 
-from minitf.attention import causal_mask, chunked_attention, scaled_dot_product_attention
+from minitf.attention import causal_mask, scaled_dot_product_attention
 from minitf.cost import attention_flops, peak_memory, random_qkv, time_attention
-
-
-def textbook_attention(q, k, v, mask=None):
-    """What one writes first: np.sqrt(d) is a float64 scalar, so float32 input is upcast."""
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    return weights @ v, weights
+from minitf.fast import blocked_attention, chunked_attention
 
 
 def torch_sdpa():
@@ -59,25 +51,26 @@ def main():
     d, heads = 64, (args.heads,)
 
     print(f"\nbatch (h={args.heads}), d=64, float32, no mask: best of {args.repeats}")
-    print(f"{'L':>6} {'textbook ms':>12} {'minitf ms':>10} {'GFLOP/s':>8}"
+    print(f"{'L':>6} {'reference ms':>12} {'fast ms':>10} {'GFLOP/s':>8}"
           + (f" {'torch ms':>9}" if torch_fn else ""))
     for n in args.lengths:
         flops = attention_flops(n, n, d, batch=args.heads)
-        t_naive = time_attention(n, d, heads, args.repeats, fn=textbook_attention)
-        t_ours = time_attention(n, d, heads, args.repeats)
+        t_naive = time_attention(n, d, heads, args.repeats, fn=scaled_dot_product_attention)
+        t_ours = time_attention(n, d, heads, args.repeats, fn=blocked_attention)
         line = f"{n:>6} {t_naive * 1e3:>12.2f} {t_ours * 1e3:>10.2f} {flops / t_ours / 1e9:>8.1f}"
         if torch_fn:
             line += f" {time_attention(n, d, heads, args.repeats, fn=torch_fn) * 1e3:>9.2f}"
         print(line)
 
     print("\ntarget: B=8, H=8, L=512, d=64, float32, causal mask")
-    t_ours = time_attention(512, d, (8, 8), args.repeats, causal=True)
-    t_naive = time_attention(512, d, (8, 8), args.repeats, causal=True, fn=textbook_attention)
-    print(f"  textbook {t_naive * 1e3:.1f} ms, minitf {t_ours * 1e3:.1f} ms")
+    t_ours = time_attention(512, d, (8, 8), args.repeats, causal=True, fn=blocked_attention)
+    t_naive = time_attention(512, d, (8, 8), args.repeats, causal=True,
+                             fn=scaled_dot_product_attention)
+    print(f"  reference {t_naive * 1e3:.1f} ms, fast {t_ours * 1e3:.1f} ms")
     if torch_fn:
         q, k, v = random_qkv(512, d, (8, 8))
         mask = causal_mask(512)
-        ours, theirs = times_in_turns([lambda: scaled_dot_product_attention(q, k, v, mask),
+        ours, theirs = times_in_turns([lambda: blocked_attention(q, k, v, mask),
                                        lambda: torch_fn(q, k, v, mask)], args.runs)
         ratios = ours / theirs
         print(f"  {args.runs} runs in turns: minitf best {ours.min() * 1e3:.1f} ms, "
@@ -89,7 +82,7 @@ def main():
 
     n = 4096
     q, k, v = random_qkv(n, d)
-    full = peak_memory(scaled_dot_product_attention, q, k, v)
+    full = peak_memory(blocked_attention, q, k, v)
     chunked = peak_memory(chunked_attention, q, k, v, chunk_size=256)
     print(f"\npeak memory at L={n}, d=64, float32: full {full / 2**20:.1f} MiB, "
           f"chunked (256 queries) {chunked / 2**20:.1f} MiB ({full / chunked:.0f}x less)")

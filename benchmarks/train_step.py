@@ -72,17 +72,17 @@ class TorchTranslator(torch.nn.Module if torch else object):
     def __init__(self, model):
         super().__init__()
         nn, c = torch.nn, model.config
-        d, h, ff, n = c["d_model"], c["num_heads"], c["d_ff"], c["num_layers"]
+        d, h, ff, n = c.d_model, c.num_heads, c.d_ff, c.num_layers
         layer_args = dict(dropout=0.0, batch_first=True)
-        self.src_embed = nn.Embedding(c["src_vocab_size"], d)
-        self.tgt_embed = nn.Embedding(c["tgt_vocab_size"], d)
+        self.src_embed = nn.Embedding(c.src_vocab_size, d)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, d)
         self.transformer = nn.Transformer(
             d, h, dim_feedforward=ff, batch_first=True, dropout=0.0,
             custom_encoder=nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff, **layer_args),
                                                  n, enable_nested_tensor=False),
             custom_decoder=nn.TransformerDecoder(nn.TransformerDecoderLayer(d, h, ff, **layer_args),
                                                  n))
-        self.generator = nn.Linear(d, c["tgt_vocab_size"])
+        self.generator = nn.Linear(d, c.tgt_vocab_size)
         self.register_buffer("pe", torch.from_numpy(model.pe.copy()))
         self.scale = d ** 0.5
         self.load_minitf(model)

@@ -1,12 +1,14 @@
 """The command line: `python -m minitf train …` and `python -m minitf translate …`."""
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
 import time
 
 from . import train as training
+from .checkpoint import save_checkpoint
 from .translate import translate
 
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -38,37 +40,41 @@ def _rerun_with_blas_threads(threads, argv):
 
 
 def _train(args):
-    config = {**training.MODEL_CONFIG, **training.TRAIN_CONFIG, "steps": args.steps}
-    header = ("training " + ", ".join(f"{k}={v}" for k, v in config.items())
-              + f", seed={args.seed}")
+    config = dataclasses.replace(training.TrainConfig(), steps=args.steps)
+    settings = {**dataclasses.asdict(training.TRANSLATOR_CONFIG), **dataclasses.asdict(config)}
+    header = "training " + ", ".join(f"{k}={v}" for k, v in settings.items()) + \
+        f", seed={args.seed}"
     start = time.perf_counter()
     if args.engine == "torch":
-        try:
-            from .pytorch_train import train as train_with_torch  # imports torch: only here
-        except ModuleNotFoundError as e:
-            if e.name != "torch":
-                raise
-            raise ValueError("--engine torch needs PyTorch: pip install -e '.[torch]'") from None
-        model, history = train_with_torch(
-            nproc=args.nproc, device=args.device, seed=args.seed, steps=args.steps,
-            max_seconds=args.max_seconds, verbose=not args.quiet, threads=args.threads,
-            header=header)
+        model, history = _train_with_torch(args, config, header)
         if model is None:  # a torchrun process other than the first: it saves nothing
             return 0
     else:
         threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
         print(f"{header}; BLAS threads {threads}")
         model = training.new_model(args.seed)
-        history = training.train(model, steps=args.steps, seed=args.seed,
-                                 max_seconds=args.max_seconds, verbose=not args.quiet)
+        history = training.train(model, config, seed=args.seed, max_seconds=args.max_seconds,
+                                 verbose=not args.quiet)
     seconds = time.perf_counter() - start
-    path = training.save_checkpoint(
+    path = save_checkpoint(
         args.out, model, seed=args.seed, steps=history["step"][-1],
-        held_out_exact_match=history["accuracy"][-1],
-        train_config={**training.TRAIN_CONFIG, "steps": args.steps}, engine=args.engine)
+        held_out_exact_match=history["accuracy"][-1], train_config=dataclasses.asdict(config),
+        engine=args.engine)
     print(f"held-out exact match {history['accuracy'][-1]:.2%} after {history['step'][-1]} "
           f"steps in {seconds:.1f} s; saved to {path}")
     return 0
+
+
+def _train_with_torch(args, config, header):
+    try:
+        from .pytorch_train import train  # imports torch: only here
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ValueError("--engine torch needs PyTorch: pip install -e '.[torch]'") from None
+    return train(config, nproc=args.nproc, device=args.device, seed=args.seed,
+                 max_seconds=args.max_seconds, verbose=not args.quiet, threads=args.threads,
+                 header=header)
 
 
 def _lines(args):
@@ -94,7 +100,7 @@ def _parser():
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("train", help="train the translator from scratch and save it")
-    p.add_argument("--steps", type=int, default=training.TRAIN_CONFIG["steps"],
+    p.add_argument("--steps", type=int, default=training.TrainConfig.steps,
                    help="optimiser steps (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
     p.add_argument("--out", default="translator.npz",

@@ -10,27 +10,39 @@ import tracemalloc
 import numpy as np
 
 from .attention import causal_mask, scaled_dot_product_attention
+from .validation import require_int
 
 
 def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):
-    """Multiply-adds ×2 of the two matrix products: Q Kᵀ (L_q·L_k·d_k) and A V (L_q·L_k·d_v)."""
+    """Multiply-adds ×2 of the two matrix products: Q Kᵀ (L_q·L_k·d_k) and A V (L_q·L_k·d_v).
+    Notebook 02 §5."""
     d_v = d_k if d_v is None else d_v
+    L_q, L_k, d_k, d_v, batch = (require_int(value, name, low=0) for value, name in (
+        (L_q, "L_q"), (L_k, "L_k"), (d_k, "d_k"), (d_v, "d_v"), (batch, "batch")))
     return 2 * batch * L_q * L_k * (d_k + d_v)
 
 
 def score_bytes(L_q, L_k, batch=1, dtype=np.float32):
-    """Bytes of one (batch, L_q, L_k) score matrix."""
+    """Bytes of one (batch, L_q, L_k) score matrix.
+    Notebook 02 §5."""
+    L_q, L_k, batch = (require_int(value, name, low=0) for value, name in (
+        (L_q, "L_q"), (L_k, "L_k"), (batch, "batch")))
     return batch * L_q * L_k * np.dtype(dtype).itemsize
 
 
 def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
-    rng = np.random.default_rng(seed)
+    """Random float32 q, k, v of shape batch + (n, d), from a seeded generator.
+    Notebook 02 §5."""
+    if not isinstance(batch, tuple):
+        raise TypeError(f"batch must be a tuple of sizes such as (2, 8), got {batch!r}")
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
     return tuple(rng.standard_normal(batch + (n, d), dtype=np.float64).astype(dtype)
                  for _ in range(3))
 
 
 def time_attention(n, d=64, batch=(), repeats=5, causal=False, fn=None):
-    """Best wall time (s) of fn(q, k, v, mask) on random float32 inputs of length n."""
+    """Best wall time (s) of fn(q, k, v, mask) on random float32 inputs of length n.
+    Notebook 02 §5."""
     fn = fn or scaled_dot_product_attention
     q, k, v = random_qkv(n, d, batch)
     mask = causal_mask(n) if causal else None
@@ -44,7 +56,8 @@ def time_attention(n, d=64, batch=(), repeats=5, causal=False, fn=None):
 
 
 def peak_memory(fn, *args, **kwargs):
-    """Peak bytes allocated by numpy (through tracemalloc) while fn(*args, **kwargs) runs."""
+    """Peak bytes allocated by numpy (through tracemalloc) while fn(*args, **kwargs) runs.
+    Notebook 02 §5."""
     tracemalloc.start()
     try:
         fn(*args, **kwargs)

@@ -4,6 +4,7 @@ output ("memory"), and a feed-forward network; each with a residual connection a
 
 Post-LN:  y = norm1(y + self_attn(y)); y = norm2(y + cross_attn(y, memory)); y = norm3(y + ffn(y))
 Pre-LN:   y = y + self_attn(norm1(y)); y = y + cross_attn(norm2(y), memory); y = y + ffn(norm3(y))
+Built in notebook 06.
 """
 
 import numpy as np
@@ -11,14 +12,19 @@ import numpy as np
 from .layers import FeedForward, LayerNorm
 from .module import Module, ModuleList, as_rng
 from .multihead import MultiHeadAttention
+from .validation import require_bool, require_float_array, require_sizes
 
 
 class DecoderLayer(Module):
+    """One decoder layer (解码器层): masked self-attention, cross-attention to the memory and a
+    feed-forward network, each with a residual connection and LayerNorm. Notebook 06 §5."""
+
     def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
+        d_model, num_heads, d_ff = require_sizes(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
         rng = as_rng(rng)
-        self.norm_first = norm_first
+        self.norm_first = require_bool(norm_first, "norm_first")
         self.self_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
         self.norm1 = LayerNorm(d_model, dtype=dtype)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
@@ -31,6 +37,8 @@ class DecoderLayer(Module):
 
         cache: None, or a dict that keeps this layer's keys and values during generation.
         """
+        self._cache = True  # its sub-layers keep what backward needs
+        y, memory = require_float_array(y, "y"), require_float_array(memory, "memory")
         self_cache = cross_cache = None
         if cache is not None:
             self_cache = cache.setdefault("self_attn", {})
@@ -45,6 +53,7 @@ class DecoderLayer(Module):
 
     def backward(self, dout):
         """Returns (dy, d_memory)."""
+        self.saved()
         if self.norm_first:
             dh = dout + self.norm3.backward(self.ffn.backward(dout))
             d_query, d_memory = self.cross_attn.backward(dh)
@@ -59,9 +68,15 @@ class DecoderLayer(Module):
 
 
 class Decoder(Module):
+    """The decoder (解码器): `num_layers` DecoderLayers, plus a final LayerNorm when pre-LN.
+    Notebook 06 §5."""
+
     def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
                  activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
+        num_layers, d_model, num_heads, d_ff = require_sizes(
+            num_layers=num_layers, d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+        norm_first = require_bool(norm_first, "norm_first")
         rng = as_rng(rng)
         self.layers = ModuleList([
             DecoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)
@@ -73,12 +88,14 @@ class Decoder(Module):
 
     def forward(self, y, memory, tgt_mask=None, memory_mask=None, cache=None):
         """cache: None, or a list with one dict per layer (see DecoderLayer)."""
+        self._cache = True  # its sub-layers keep what backward needs
         for i, layer in enumerate(self.layers):
             y = layer(y, memory, tgt_mask, memory_mask, None if cache is None else cache[i])
         return self.norm(y) if self.norm_first else y
 
     def backward(self, dout):
         """Returns (dy, d_memory); d_memory sums every layer's cross-attention gradient."""
+        self.saved()
         if self.norm_first:
             dout = self.norm.backward(dout)
         d_memory = 0

@@ -4,6 +4,7 @@ each wrapped in a residual connection (残差连接) and LayerNorm (层归一化
 Post-LN (the paper):  x = norm1(x + self_attn(x));  x = norm2(x + ffn(x))
 Pre-LN  (norm_first): x = x + self_attn(norm1(x)); x = x + ffn(norm2(x)); a final norm
 after the stack.
+Built in notebook 05.
 """
 
 import numpy as np
@@ -11,14 +12,19 @@ import numpy as np
 from .layers import FeedForward, LayerNorm
 from .module import Module, ModuleList, as_rng
 from .multihead import MultiHeadAttention
+from .validation import require_bool, require_sizes
 
 
 class EncoderLayer(Module):
+    """One encoder layer (编码器层): self-attention and a feed-forward network, each with a
+    residual connection and LayerNorm. Notebook 05 §4 (post-LN) and §5 (pre-LN)."""
+
     def __init__(self, d_model, num_heads, d_ff, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
+        d_model, num_heads, d_ff = require_sizes(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
         rng = as_rng(rng)
-        self.norm_first = norm_first
+        self.norm_first = require_bool(norm_first, "norm_first")
         self.self_attn = MultiHeadAttention(d_model, num_heads, dtype=dtype, rng=rng)
         self.norm1 = LayerNorm(d_model, dtype=dtype)
         self.ffn = FeedForward(d_model, d_ff, activation, dtype=dtype, rng=rng)
@@ -26,6 +32,7 @@ class EncoderLayer(Module):
 
     def forward(self, x, mask=None):
         """x (B, L, d_model) -> (B, L, d_model); mask broadcastable to (B, h, L, L)."""
+        self._cache = True  # its sub-layers keep what backward needs
         if self.norm_first:
             x = x + self.self_attn(self.norm1(x), mask=mask)
             return x + self.ffn(self.norm2(x))
@@ -33,6 +40,7 @@ class EncoderLayer(Module):
         return self.norm2(x + self.ffn(x))
 
     def backward(self, dout):
+        self.saved()
         if self.norm_first:
             dh = dout + self.norm2.backward(self.ffn.backward(dout))
             return dh + self.norm1.backward(self.self_attn.backward(dh))
@@ -43,9 +51,15 @@ class EncoderLayer(Module):
 
 
 class Encoder(Module):
+    """The encoder (编码器): `num_layers` EncoderLayers, plus a final LayerNorm when pre-LN.
+    Notebook 05 §6."""
+
     def __init__(self, num_layers, d_model, num_heads, d_ff, norm_first=False,
                  activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
+        num_layers, d_model, num_heads, d_ff = require_sizes(
+            num_layers=num_layers, d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+        norm_first = require_bool(norm_first, "norm_first")
         rng = as_rng(rng)
         self.layers = ModuleList([
             EncoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)
@@ -56,11 +70,13 @@ class Encoder(Module):
         self.norm_first = norm_first
 
     def forward(self, x, mask=None):
+        self._cache = True  # its sub-layers keep what backward needs
         for layer in self.layers:
             x = layer(x, mask=mask)
         return self.norm(x) if self.norm_first else x
 
     def backward(self, dout):
+        self.saved()
         if self.norm_first:
             dout = self.norm.backward(dout)
         for layer in reversed(list(self.layers)):

@@ -9,15 +9,20 @@ T ≤ max_len: a row keeps its <eos> and is padded with <pad> = 0 after it.
 With `use_cache=True` the source is encoded once and the decoder is fed one token per step,
 reusing the keys and values of earlier steps (the KV cache); `use_cache=False` recomputes
 the whole prefix each step. Both give the same tokens.
+Built in notebook 07.
 """
-
-import numbers
 
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
 from .module import as_rng
 from .tasks import BOS_ID, EOS_ID, PAD_ID
+from .validation import (
+    require_bool,
+    require_float_array,
+    require_int,
+    require_real,
+)
 
 
 def _check_src(src):
@@ -28,23 +33,8 @@ def _check_src(src):
     return src
 
 
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, name, low, high, low_open=True):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            (low < value if low_open else low <= value) and value <= high
-            and np.isfinite(value)):
-        bounds = f"{'(' if low_open else '['}{low}, {high}{')' if high == np.inf else ']'}"
-        raise ValueError(f"{name} must be a number in {bounds}, got {value!r}")
-    return float(value)
-
-
 def _check_max_len(model, max_len):
-    max_len = _check_int(max_len, "max_len", 1)
+    max_len = require_int(max_len, "max_len", low=1)
     if max_len > model.max_len:
         raise ValueError(
             f"max_len={max_len} would feed the decoder positions 0..{max_len - 1} (<bos> at 0), "
@@ -53,14 +43,21 @@ def _check_max_len(model, max_len):
     return max_len
 
 
-def _start(model, src, max_len, copies=1):
+def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     """Checks the arguments and encodes src (B, L_s) once.
 
     Returns (memory (B*copies, L_s, d_model), memory_mask (B*copies, 1, 1, L_s)), each source
     row repeated `copies` times in a row (one per beam).
     """
+    use_cache = require_bool(use_cache, "use_cache")
+    needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
+    if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
+        raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
     src = _check_src(src)
     _check_max_len(model, max_len)
+    require_int(bos_id, "bos_id", low=0)
+    if eos_id is not None:
+        require_int(eos_id, "eos_id", low=0)
     memory_mask = padding_mask(src, PAD_ID)  # (B, 1, 1, L_s)
     memory = model.encode(src)  # (B, L_s, d_model)
     if copies > 1:
@@ -86,7 +83,7 @@ def _next_logits(model, prefix, memory, memory_mask, cache):
 
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
-    memory, memory_mask = _start(model, src, max_len)
+    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
     B = memory.shape[0]
     cache = model.new_cache() if use_cache else None
     ys = np.full((B, max_len + 1), PAD_ID, dtype=np.int64)  # <bos> + up to max_len tokens
@@ -107,14 +104,16 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
 
     A row stops at its eos_id (kept; <pad> after it) and the loop ends when every row has;
     eos_id=None never stops early (T == max_len).
+    Notebook 07 §1.
     """
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache,
                         lambda logits: logits.argmax(axis=-1))
 
 
 def top_k_mask(logits, k):
-    """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id."""
-    k = _check_int(k, "top_k", 1)
+    """logits (..., V) -> bool (..., V), True at the k largest; ties go to the lower id.
+    Notebook 07 §4."""
+    logits, k = require_float_array(logits, "logits"), require_int(k, "k", low=1)
     order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), largest first
     keep = np.zeros(logits.shape, dtype=bool)
     np.put_along_axis(keep, order[..., :k], True, axis=-1)
@@ -126,17 +125,19 @@ def top_p_mask(probs, p):
     whose total probability reaches p (at least one token; ties go to the lower id).
 
     A token is kept when the tokens more probable than it hold less than p of the mass.
+    Notebook 07 §4.
     """
-    p = _check_real(p, "top_p", 0, 1)
+    probs, p = require_float_array(probs, "probs"), require_real(p, "p", 0, 1, low_open=True)
     if p == 1:
         return np.ones(probs.shape, dtype=bool)
     order = np.argsort(-probs, axis=-1, kind="stable")  # (..., V), most probable first
     sorted_probs = np.take_along_axis(probs, order, axis=-1)
     mass = np.cumsum(sorted_probs, axis=-1)
     before = mass - sorted_probs  # the mass of the tokens ranked above each one
-    before[..., 0] = 0
+    kept_in_order = before < p * mass[..., -1:]
+    kept_in_order[..., 0] = True  # the most probable token always, even in a row of zeros
     keep = np.zeros(probs.shape, dtype=bool)
-    np.put_along_axis(keep, order, before < p * mass[..., -1:], axis=-1)
+    np.put_along_axis(keep, order, kept_in_order, axis=-1)
     return keep
 
 
@@ -156,12 +157,13 @@ def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=
     (see top_k_mask, top_p_mask); the kept probabilities are renormalised. rng is a
     np.random.Generator or an int seed: the same seed gives the same tokens. Stopping and
     padding as in greedy_decode.
+    Notebook 07 §3–4.
     """
-    temperature = _check_real(temperature, "temperature", 0, np.inf)
+    temperature = require_real(temperature, "temperature", low=0, low_open=True)
     if top_k is not None:
-        top_k = _check_int(top_k, "top_k", 1)
+        top_k = require_int(top_k, "top_k", low=1)
     if top_p is not None:
-        top_p = _check_real(top_p, "top_p", 0, 1)
+        top_p = require_real(top_p, "top_p", 0, 1, low_open=True)
     rng = as_rng(rng)
 
     def choose(logits):
@@ -214,10 +216,12 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     beam_size=1 is greedy_decode. Stopping and padding as there.
 
     return_all=True also returns, per row, a list of (ids, score) best first.
+    Notebook 07 §2.
     """
-    K = _check_int(beam_size, "beam_size", 1)
-    alpha = _check_real(length_penalty, "length_penalty", 0, np.inf, low_open=False)
-    memory, memory_mask = _start(model, src, max_len, copies=K)
+    K = require_int(beam_size, "beam_size", low=1)
+    alpha = require_real(length_penalty, "length_penalty", low=0)
+    require_bool(return_all, "return_all")
+    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache, copies=K)
     B = memory.shape[0] // K
     cache = model.new_cache() if use_cache else None
     ys = np.full((B * K, max_len + 1), PAD_ID, dtype=np.int64)  # row b*K + k: beam k of source b

@@ -1,4 +1,4 @@
-"""Finite-difference gradient checks: the honest way to trust a backward pass.
+"""Finite-difference gradient checks: the honest way to trust a backward pass. Notebook 08 §3.
 
     ∂L/∂x_i ≈ (L(x + ε e_i) − L(x − ε e_i)) / 2ε,  in float64.
 """
@@ -8,7 +8,8 @@ import numpy as np
 
 def numerical_gradient(f, x, eps=1e-5, indices=None):
     """Central-difference gradient of the scalar f() with respect to the array x (changed in
-    place and restored). Only `indices` (flat positions) are computed when given."""
+    place and restored). Only `indices` (flat positions) are computed when given.
+    Notebook 08 §3."""
     grad = np.zeros_like(x, dtype=np.float64)
     flat_x, flat_grad = x.reshape(-1), grad.reshape(-1)
     for i in range(x.size) if indices is None else indices:
@@ -28,6 +29,7 @@ def relative_error(a, b, floor=1e-2):
     The floor keeps gradients that are truly zero (for example the key bias b_k: adding
     the same vector to every key shifts all of a query's scores equally, and softmax
     ignores such shifts) from turning rounding noise into a large "relative" error.
+    Notebook 08 §3.
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = max(float(np.max(np.abs(a) + np.abs(b), initial=0.0)), floor)
@@ -40,6 +42,7 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     inputs: the float64 arrays that forward takes (positional); forward(*inputs) defaults to
     module.forward. Returns {name: relative error} for every float input ("input0", …) and
     every parameter (dotted name); at most `max_entries` random entries of each are compared.
+    Notebook 08 §3.
     """
     rng = np.random.default_rng(rng)
     forward = forward or module.forward
@@ -56,7 +59,8 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
         d_inputs = (d_inputs,)
     targets = [(f"input{i}", x, dx) for i, (x, dx) in enumerate(zip(inputs, d_inputs, strict=False))
                if dx is not None]
-    targets += [(name, p, g.copy()) for name, p, g in module.named_parameters()]
+    grads = dict(module.named_grads())
+    targets += [(name, p, grads[name].copy()) for name, p in module.named_parameters()]
     errors = {}
     for name, x, analytic in targets:
         idx = rng.choice(x.size, size=min(max_entries, x.size), replace=False)

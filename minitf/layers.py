@@ -1,77 +1,80 @@
 """The basic layers: Linear, Embedding, LayerNorm (层归一化), activations, FeedForward.
 
 Row-vector convention: y = x @ W + b with W of shape (d_in, d_out).
+Built in notebooks 00 (Embedding), 05 (LayerNorm, FeedForward) and 08 (Linear's backward).
 """
 
 import numpy as np
 
 from .module import Module, as_rng
-
-
-def check_last_dim(x, size, name="input", what="d_model"):
-    if x.ndim < 1 or x.shape[-1] != size:
-        raise ValueError(f"{name} has last dimension {x.shape[-1] if x.ndim else None} "
-                         f"but {what}={size}; got shape {x.shape}")
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_last_dim,
+    require_real,
+    require_token_ids,
+)
 
 
 def glorot_uniform(rng, d_in, d_out, dtype):
+    """Glorot/Xavier uniform initialisation, U(±√(6 / (d_in + d_out))), shape (d_in, d_out).
+    Used by every layer with weights (notebook 03)."""
+    rng = require_instance(rng, np.random.Generator, "rng")
+    d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
+    dtype = require_float_dtype(dtype)
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
 
 class Linear(Module):
-    """y = x W + b; x (..., d_in) -> y (..., d_out)."""
+    """y = x W + b; x (..., d_in) -> y (..., d_out).
+    Notebook 03 (the projections W^Q, W^K, W^V, W^O); its backward in notebook 08 §3."""
 
     def __init__(self, d_in, d_out, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.d_in, self.d_out = d_in, d_out
+        self.d_in = require_int(d_in, "d_in", low=1)
+        self.d_out = require_int(d_out, "d_out", low=1)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        check_last_dim(x, self.d_in, what="d_in")
-        self._x = x
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_in, "x", what="d_in")
+        self._cache = x
         return x @ self.W + self.b
 
     def backward(self, dout):
-        x2 = self._x.reshape(-1, self.d_in)
+        x2 = self.saved().reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
         return dout @ self.W.T
 
 
-def check_tokens(tokens, vocab_size, name="tokens"):
-    """Token ids must be an integer array with every id in [0, vocab_size)."""
-    tokens = np.asarray(tokens)
-    if not np.issubdtype(tokens.dtype, np.integer):
-        raise ValueError(f"{name} must be an integer array of token ids, got dtype {tokens.dtype}")
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        bad = tokens[(tokens < 0) | (tokens >= vocab_size)]
-        raise ValueError(f"{name} contain id {bad.flat[0]}, outside the vocabulary "
-                         f"0..{vocab_size - 1}")
-    return tokens
-
-
 class Embedding(Module):
-    """A lookup table: token ids (...) -> vectors (..., d_model)."""
+    """A lookup table: token ids (...) -> vectors (..., d_model).
+    Notebook 00 §3."""
 
     def __init__(self, vocab_size, d_model, *, dtype=np.float32, rng=None):
         super().__init__()
-        self.vocab_size, self.d_model = vocab_size, d_model
+        self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
+        self.d_model = require_int(d_model, "d_model", low=1)
+        dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
         self.add_param("weight", weight.astype(dtype))
 
     def forward(self, tokens):
-        tokens = check_tokens(tokens, self.vocab_size)
-        self._tokens = tokens
+        tokens = require_token_ids(tokens, self.vocab_size)
+        self._cache = tokens
         return self.weight[tokens]
 
     def backward(self, dout):
         """Token ids have no gradient: returns None, accumulates into grads["weight"]."""
-        np.add.at(self.grads["weight"], self._tokens.reshape(-1), dout.reshape(-1, self.d_model))
+        tokens = self.saved()
+        np.add.at(self.grads["weight"], tokens.reshape(-1), dout.reshape(-1, self.d_model))
         return None
 
 
@@ -79,27 +82,33 @@ class LayerNorm(Module):
     """Normalise each vector over its last axis, then scale and shift:
 
         y = γ ⊙ (x − μ) / √(σ² + ε) + β,  σ² the biased variance.
+    Notebook 05 §2.
     """
 
     def __init__(self, d_model, eps=1e-5, *, dtype=np.float32):
         super().__init__()
-        self.d_model, self.eps = d_model, eps
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.eps = require_real(eps, "eps", low=0, low_open=True)
+        dtype = require_float_dtype(dtype)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
         mean = x.mean(axis=-1, keepdims=True)
         centered = x - mean
-        var = np.mean(centered * centered, axis=-1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = np.mean(centered * centered, axis=-1, keepdims=True)
         inv_std = 1 / np.sqrt(var + x.dtype.type(self.eps))
+        if not np.all(inv_std > 0):  # σ² overflowed (|x| above ~1e19 in float32), or NaN
+            centered, inv_std = _normalise_large(x, self.eps)
         x_hat = centered * inv_std
-        self._x_hat, self._inv_std = x_hat, inv_std
+        self._cache = (x_hat, inv_std)
         return self.gamma * x_hat + self.beta
 
     def backward(self, dout):
-        x_hat, inv_std = self._x_hat, self._inv_std
+        x_hat, inv_std = self.saved()
         self.grads["gamma"] += np.sum(dout * x_hat, axis=tuple(range(dout.ndim - 1)))
         self.grads["beta"] += np.sum(dout, axis=tuple(range(dout.ndim - 1)))
         d_x_hat = dout * self.gamma
@@ -109,11 +118,52 @@ class LayerNorm(Module):
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
 
 
+class Dropout(Module):
+    """Dropout (随机失活): in training, each entry is zeroed with probability p and the rest
+    are scaled by 1/(1 − p), so the expected output is x; in evaluation (`eval()`) it is the
+    identity. Notebook 05 §4 explains where the paper uses it (p = 0.1) and why the course's
+    models keep p = 0: with no randomness in training, every stored output is reproducible.
+    """
+
+    def __init__(self, p=0.1, *, rng=None):
+        super().__init__()
+        self.p = require_real(p, "p", 0, 1, high_open=True)
+        self.rng = as_rng(rng)
+
+    def forward(self, x):
+        x = require_float_array(x, "x")
+        if not self.training or self.p == 0:
+            self._cache = np.ones((), dtype=x.dtype)  # backward passes dout straight through
+            return x
+        keep = self.rng.random(x.shape) >= self.p
+        self._cache = keep / x.dtype.type(1 - self.p)  # (…) 0 or 1/(1 − p)
+        return x * self._cache
+
+    def backward(self, dout):
+        return dout * self.saved()
+
+
+def _normalise_large(x, eps):
+    """(x − μ, 1/√(σ² + ε)) for entries so large that σ² overflows: each row is divided by its
+    largest |x − μ| before squaring, in float64, so no intermediate overflows."""
+    if not np.isfinite(x).all():
+        raise ValueError("x contains NaN or inf")
+    x64 = x.astype(np.float64)
+    centered = x64 - x64.mean(axis=-1, keepdims=True)
+    scale = np.abs(centered).max(axis=-1, keepdims=True)
+    scale[scale == 0] = 1
+    var_scaled = np.mean((centered / scale) ** 2, axis=-1, keepdims=True)  # σ² / scale²
+    inv_std = 1 / (scale * np.sqrt(var_scaled + eps / scale / scale))
+    return centered.astype(x.dtype), inv_std.astype(x.dtype)
+
+
 def relu(x):
-    return np.maximum(x, 0)
+    """ReLU, max(x, 0): the feed-forward network's activation (notebook 05 §3)."""
+    return np.maximum(require_float_array(x, "x"), 0)
 
 
 def relu_backward(dout, x):
+    """dL/dx of relu given dL/d(relu(x)) and x (notebook 08 §3)."""
     return dout * (x > 0)
 
 
@@ -121,12 +171,15 @@ _GELU_C = np.sqrt(2 / np.pi)
 
 
 def gelu(x):
-    """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+    """GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+    Notebook 05 §3 (the activation many newer models use)."""
+    x = require_float_array(x, "x")
     c = x.dtype.type(_GELU_C)
     return 0.5 * x * (1 + np.tanh(c * (x + x.dtype.type(0.044715) * x**3)))
 
 
 def gelu_backward(dout, x):
+    """dL/dx of gelu given dL/d(gelu(x)) and x (notebook 08 §3)."""
     c = x.dtype.type(_GELU_C)
     t = np.tanh(c * (x + x.dtype.type(0.044715) * x**3))
     dt = (1 - t * t) * c * (1 + x.dtype.type(3 * 0.044715) * x * x)
@@ -138,35 +191,39 @@ ACTIVATIONS = {"relu": (relu, relu_backward), "gelu": (gelu, gelu_backward)}
 
 class FeedForward(Module):
     """Position-wise feed-forward network: FFN(x) = act(x W₁ + b₁) W₂ + b₂, applied to
-    each position separately; x (..., d_model) -> (..., d_model), hidden size d_ff."""
+    each position separately; x (..., d_model) -> (..., d_model), hidden size d_ff.
+    Notebook 05 §3."""
 
     def __init__(self, d_model, d_ff, activation="relu", *, dtype=np.float32, rng=None):
         super().__init__()
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         rng = as_rng(rng)
-        self.d_model, self.d_ff, self.activation = d_model, d_ff, activation
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.d_ff = require_int(d_ff, "d_ff", low=1)
+        self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))
         self.add_param("W_2", glorot_uniform(rng, d_ff, d_model, dtype))
         self.add_param("b_2", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
-        x = np.asarray(x)
-        check_last_dim(x, self.d_model)
+        x = require_float_array(x, "x")
+        require_last_dim(x, self.d_model, "x")
         act, _ = ACTIVATIONS[self.activation]
         pre = x @ self.W_1 + self.b_1  # (..., d_ff)
         hidden = act(pre)
-        self._x, self._pre, self._hidden = x, pre, hidden
+        self._cache = (x, pre, hidden)
         return hidden @ self.W_2 + self.b_2  # (..., d_model)
 
     def backward(self, dout):
+        x, pre, hidden = self.saved()
         _, act_backward = ACTIVATIONS[self.activation]
         dout2 = dout.reshape(-1, self.d_model)
-        self.grads["W_2"] += self._hidden.reshape(-1, self.d_ff).T @ dout2
+        self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2
         self.grads["b_2"] += dout2.sum(axis=0)
-        d_pre = act_backward(dout @ self.W_2.T, self._pre)
+        d_pre = act_backward(dout @ self.W_2.T, pre)
         d_pre2 = d_pre.reshape(-1, self.d_ff)
-        self.grads["W_1"] += self._x.reshape(-1, self.d_model).T @ d_pre2
+        self.grads["W_1"] += x.reshape(-1, self.d_model).T @ d_pre2
         self.grads["b_1"] += d_pre2.sum(axis=0)
         return d_pre @ self.W_1.T

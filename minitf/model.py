@@ -1,31 +1,61 @@
 """The encoder-decoder Transformer: embeddings × √d_model + sinusoidal positions, the encoder,
 the decoder, and a generator (Linear) that turns decoder vectors into next-token logits.
+Assembled in notebook 06 §6, trained in notebook 08.
 """
+
+import dataclasses
 
 import numpy as np
 
 from .attention import causal_mask, padding_mask
 from .decoder import Decoder
 from .encoder import Encoder
-from .layers import Embedding, Linear
+from .layers import ACTIVATIONS, Embedding, Linear
 from .module import Module, as_rng
 from .positional import sinusoidal_encoding
+from .tasks import PAD_ID
+from .validation import require_bool, require_float_dtype, require_sizes
 
-PAD_ID = 0
+
+@dataclasses.dataclass(frozen=True)
+class TransformerConfig:
+    """Everything that fixes a Transformer's shape: the constructor's arguments, in one place.
+    A checkpoint stores it; `Transformer.from_config` builds from it.
+    Notebook 06 §6; the translator's is `minitf.train.TRANSLATOR_CONFIG` (notebook 08 §6)."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 256
+    max_len: int = 64
+    norm_first: bool = False
+    activation: str = "relu"
+
+    def __post_init__(self):
+        require_sizes(**{name: getattr(self, name) for name in (
+            "src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
+            "max_len")})
+        require_bool(self.norm_first, "norm_first")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
+                             f"got {self.activation!r}")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by "
+                             f"num_heads={self.num_heads}")
 
 
 class Transformer(Module):
+    """The encoder-decoder Transformer. Assembled in notebook 06 §6, trained in notebook 08."""
+
     def __init__(self, src_vocab_size, tgt_vocab_size, d_model=64, num_heads=4, num_layers=2,
                  d_ff=256, max_len=64, norm_first=False, activation="relu", *,
                  dtype=np.float32, rng=None):
         super().__init__()
-        if d_model % num_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
-        self.config = dict(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
-                           d_model=d_model, num_heads=num_heads, num_layers=num_layers,
-                           d_ff=d_ff, max_len=max_len, norm_first=norm_first,
-                           activation=activation)
-        self.d_model, self.max_len, self.dtype = d_model, max_len, np.dtype(dtype)
+        self.config = TransformerConfig(src_vocab_size, tgt_vocab_size, d_model, num_heads,
+                                        num_layers, d_ff, max_len, norm_first, activation)
+        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
         rng = as_rng(rng)
         layer_args = (num_layers, d_model, num_heads, d_ff, norm_first, activation)
         self.src_embed = Embedding(src_vocab_size, d_model, dtype=dtype, rng=rng)
@@ -34,6 +64,11 @@ class Transformer(Module):
         self.decoder = Decoder(*layer_args, dtype=dtype, rng=rng)
         self.generator = Linear(d_model, tgt_vocab_size, dtype=dtype, rng=rng)
         self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table, not a parameter
+
+    @classmethod
+    def from_config(cls, config, *, dtype=np.float32, rng=None):
+        """A new model of the shape `config` (a TransformerConfig) describes."""
+        return cls(**dataclasses.asdict(config), dtype=dtype, rng=rng)
 
     def _check_tokens(self, tokens, name, start=0):
         tokens = np.asarray(tokens)
@@ -82,6 +117,7 @@ class Transformer(Module):
 
     def forward(self, src, tgt_in):
         """src (B, L_s), tgt_in (B, L_t) ids -> logits (B, L_t, tgt_vocab_size)."""
+        self._cache = True  # its sub-layers keep what backward needs
         src = self._check_tokens(src, "src")
         tgt_in = self._check_tokens(tgt_in, "tgt_in")
         if src.shape[0] != tgt_in.shape[0]:
@@ -92,6 +128,7 @@ class Transformer(Module):
 
     def backward(self, dlogits):
         """Fills every parameter gradient from dL/dlogits (B, L_t, V); returns None."""
+        self.saved()
         scale = self.dtype.type(np.sqrt(self.d_model))
         dy, d_memory = self.decoder.backward(self.generator.backward(dlogits))
         self.tgt_embed.backward(dy * scale)

@@ -7,31 +7,59 @@ on its own; the heads' outputs are concatenated and mixed by W_o:
 
 with C = X for self-attention (自注意力) and C = the encoder output for cross-attention
 (交叉注意力).
+Built in notebook 03.
 """
 
 import numpy as np
 
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
-from .layers import check_last_dim, glorot_uniform
+from .fast import blocked_attention
+from .layers import glorot_uniform
 from .module import Module, as_rng
+from .validation import (
+    require_float_array,
+    require_float_dtype,
+    require_int,
+    require_last_dim,
+)
 
 
 def split_heads(x, num_heads):
-    """(B, L, d_model) -> (B, h, L, d_k)."""
+    """(B, L, d_model) -> (B, h, L, d_k); d_model must be a multiple of num_heads.
+    Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=3)
+    num_heads = require_int(num_heads, "num_heads", low=1)
     B, L, d_model = x.shape
+    if d_model % num_heads:
+        raise ValueError(f"x has d_model={d_model}, not divisible by num_heads={num_heads}")
     return x.reshape(B, L, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(x):
-    """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation)."""
+    """(B, h, L, d_k) -> (B, L, h * d_k): the heads side by side (concatenation).
+    Notebook 03, "One big projection, split into heads"."""
+    x = require_float_array(x, "x", ndim=4)
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)
 
 
 class MultiHeadAttention(Module):
+    """Multi-head attention (多头注意力), built in notebook 03; used as self-attention in the
+    encoder (05), masked self-attention and cross-attention in the decoder (06).
+
+    `fast` picks the attention kernel: `minitf.fast.blocked_attention` (True, the default) or
+    the reference `minitf.attention.scaled_dot_product_attention` (False); the numbers are the
+    same to float rounding. Set it on an instance (`mha.fast = False`) or on the class.
+    """
+
+    fast = True
+
     def __init__(self, d_model, num_heads, *, dtype=np.float32, rng=None):
         super().__init__()
-        if num_heads < 1 or d_model % num_heads:
+        d_model = require_int(d_model, "d_model", low=1)
+        num_heads = require_int(num_heads, "num_heads", low=1)
+        dtype = require_float_dtype(dtype)
+        if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         rng = as_rng(rng)
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
@@ -41,10 +69,10 @@ class MultiHeadAttention(Module):
         self.attn_weights = None
 
     def _check(self, x, name):
-        x = np.asarray(x)
+        x = require_float_array(x, name)
         if x.ndim != 3:
             raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
-        check_last_dim(x, self.d_model, name)
+        require_last_dim(x, self.d_model, name)
         return x
 
     def forward(self, x, context=None, mask=None, cache=None):
@@ -77,17 +105,19 @@ class MultiHeadAttention(Module):
                 v = np.concatenate([cache["v"], v], axis=2)
         if cache is not None:
             cache["k"], cache["v"] = k, v
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, L_q, d_k)
+        attention = blocked_attention if self.fast else scaled_dot_product_attention
+        heads, weights = attention(q, k, v, mask)  # (B, h, L_q, d_k)
         concat = merge_heads(heads)  # (B, L_q, d_model)
         self.attn_weights = weights
-        self._saved = None if cache is not None else (x, context, q, k, v, weights, concat)
+        self._cache = "kv-cache" if cache is not None else (x, context, q, k, v, weights, concat)
         return concat @ self.W_o + self.b_o
 
     def backward(self, dout):
         """Returns dx for self-attention, (dx, d_context) for cross-attention."""
-        if self._saved is None:
-            raise RuntimeError("backward needs a forward without cache")
-        x, context, q, k, v, weights, concat = self._saved
+        saved = self.saved()
+        if saved == "kv-cache":
+            raise RuntimeError("MultiHeadAttention.backward() needs a forward without a KV cache")
+        x, context, q, k, v, weights, concat = saved
         d = self.d_model
         dout2 = dout.reshape(-1, d)
         self.grads["W_o"] += concat.reshape(-1, d).T @ dout2

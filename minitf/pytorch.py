@@ -89,7 +89,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .model import Transformer
+from .model import Transformer, TransformerConfig
 from .positional import sinusoidal_encoding
 from .tasks import BOS_ID, EOS_ID, PAD_ID
 
@@ -137,7 +137,7 @@ def torch_name(name):
 
 def parameter_map(model):
     """(minitf name, torch name, How) for every parameter of the minitf `model`."""
-    for name in model.state_dict():
+    for name, _ in model.named_parameters():
         yield (name, *torch_name(name))
 
 
@@ -192,7 +192,7 @@ def _gelu_tanh(x):
     return F.gelu(x, approximate="tanh")  # minitf's GELU is the tanh approximation
 
 
-_ACTIVATIONS = {"relu": "relu", "gelu": _gelu_tanh}
+_ACTIVATIONS = {"relu": "relu", "gelu": _gelu_tanh}  # minitf's ACTIVATIONS, in torch
 
 
 def _check_ids(ids, name, max_len):
@@ -207,38 +207,35 @@ def _check_ids(ids, name, max_len):
 
 
 class TorchTransformer(nn.Module):
-    """minitf's Transformer made of torch's layers; `config` is minitf's (model.config).
+    """minitf's Transformer made of torch's layers, for a minitf TransformerConfig.
 
     Built in notebook 10 §2. forward(src (B, L_s), tgt_in (B, L_t) ids) -> logits
     (B, L_t, tgt_vocab_size), with the same masks as minitf (padding id 0, causal target).
     """
 
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=64, num_heads=4, num_layers=2,
-                 d_ff=256, max_len=64, norm_first=False, activation="relu", *,
-                 dtype=torch.float32, device=None):
+    def __init__(self, config, *, dtype=torch.float32, device=None):
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, "
-                             f"got {activation!r}")
-        self.config = dict(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
-                           d_model=d_model, num_heads=num_heads, num_layers=num_layers,
-                           d_ff=d_ff, max_len=max_len, norm_first=norm_first,
-                           activation=activation)
-        self.d_model, self.max_len = d_model, max_len
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a minitf TransformerConfig, got "
+                            f"{type(config).__name__}")
+        self.config = config
+        d_model = self.d_model = config.d_model
+        self.max_len = config.max_len
         kw = dict(dtype=dtype, device=device)
-        layer = dict(d_model=d_model, nhead=num_heads, dim_feedforward=d_ff, dropout=0.0,
-                     activation=_ACTIVATIONS[activation], layer_norm_eps=1e-5,
-                     batch_first=True, norm_first=norm_first, **kw)
-        final_norm = (lambda: nn.LayerNorm(d_model, eps=1e-5, **kw)) if norm_first else None
-        self.src_embed = nn.Embedding(src_vocab_size, d_model, **kw)
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, **kw)
+        layer = dict(d_model=d_model, nhead=config.num_heads, dim_feedforward=config.d_ff,
+                     dropout=0.0, activation=_ACTIVATIONS[config.activation],
+                     layer_norm_eps=1e-5, batch_first=True, norm_first=config.norm_first, **kw)
+        final_norm = (lambda: nn.LayerNorm(d_model, eps=1e-5, **kw)) if config.norm_first \
+            else (lambda: None)
+        self.src_embed = nn.Embedding(config.src_vocab_size, d_model, **kw)
+        self.tgt_embed = nn.Embedding(config.tgt_vocab_size, d_model, **kw)
         self.encoder = nn.TransformerEncoder(
-            nn.TransformerEncoderLayer(**layer), num_layers,
-            norm=final_norm and final_norm(), enable_nested_tensor=False)
+            nn.TransformerEncoderLayer(**layer), config.num_layers, norm=final_norm(),
+            enable_nested_tensor=False)
         self.decoder = nn.TransformerDecoder(
-            nn.TransformerDecoderLayer(**layer), num_layers, norm=final_norm and final_norm())
-        self.generator = nn.Linear(d_model, tgt_vocab_size, **kw)
-        pe = torch.from_numpy(sinusoidal_encoding(max_len, d_model, np.float64))
+            nn.TransformerDecoderLayer(**layer), config.num_layers, norm=final_norm())
+        self.generator = nn.Linear(d_model, config.tgt_vocab_size, **kw)
+        pe = torch.from_numpy(sinusoidal_encoding(config.max_len, d_model, np.float64))
         self.register_buffer("pe", pe.to(**kw), persistent=False)  # (max_len, d_model)
 
     def _embed(self, embedding, ids):
@@ -301,7 +298,7 @@ def to_torch(model, device=None):
     """
     if not isinstance(model, Transformer):
         raise ValueError(f"to_torch expects a minitf Transformer, got {type(model).__name__}")
-    module = TorchTransformer(**model.config, dtype=torch_dtype(model.dtype), device=device)
+    module = TorchTransformer(model.config, dtype=torch_dtype(model.dtype), device=device)
     arrays = torch_arrays(model.state_dict(), parameter_map(model))
     module.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v))
                             for k, v in arrays.items()})
@@ -318,16 +315,14 @@ def from_torch(module):
     module = _unwrap(module)
     state = _numpy(module.state_dict())
     dtype = state["generator.weight"].dtype
-    model = Transformer(**module.config, dtype=dtype, rng=0)
+    model = Transformer.from_config(module.config, dtype=dtype, rng=0)
     model.load_state_dict(minitf_arrays(state, model.d_model, parameter_map(model)))
     return model
 
 
 def minitf_grads(model):
-    """The gradients minitf's backward left in `model`, by parameter name."""
-    if hasattr(model, "named_grads"):  # the Module protocol of the design (#12)
-        return dict(model.named_grads())
-    return {name: grad for name, _, grad in model.named_parameters()}
+    """The gradients minitf's backward left in `model`, by parameter name (notebook 10 §3)."""
+    return dict(model.named_grads())
 
 
 def torch_grads(module):
@@ -336,7 +331,7 @@ def torch_grads(module):
     module = _unwrap(module)
     grads = {name: torch.zeros_like(p) if p.grad is None else p.grad
              for name, p in module.named_parameters()}
-    names = parameter_map(Transformer(**module.config, rng=0))
+    names = parameter_map(Transformer.from_config(module.config, rng=0))
     return minitf_arrays(_numpy(grads), module.d_model, names)
 
 

@@ -4,7 +4,7 @@ Built in notebook 10 §5; run as ``python -m minitf train --engine torch [--npro
 [--device cpu|cuda]``, or under torchrun on several machines (README).
 
 The same task, batches, loss, clipping and learning-rate schedule as `minitf.train.train`,
-with torch doing the arithmetic: the model is `to_torch(new_model(seed))`, the optimiser
+with torch doing the arithmetic: the model is `to_torch` of a new minitf model, the optimiser
 torch's Adam under a LambdaLR that follows minitf's `warmup_schedule`. Every process draws the
 same batch (same seed), runs its own shard of the rows, and DistributedDataParallel averages
 the gradients in backward; each process scales its summed token losses by
@@ -13,6 +13,7 @@ batch's mean loss — the same step as one process on the whole batch. Process 0
 held-out exact match with minitf (`from_torch`) and hands back the minitf model.
 """
 
+import dataclasses
 import os
 import pickle
 import socket
@@ -30,6 +31,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from . import tasks
 from . import train as training
+from .model import Transformer
 from .pytorch import from_torch, to_torch
 from .tasks import PAD_ID
 
@@ -41,37 +43,36 @@ def started_by_torchrun():
     return all(v in os.environ for v in TORCHRUN_VARIABLES)
 
 
-def train(*, nproc=1, device="cpu", seed=0, model_config=None, numbers=None, log_every=100,
-          eval_size=500, max_seconds=None, verbose=True, threads=None, header=None,
-          stream=None, **train_config):
+def train(config=None, *, model_config=training.TRANSLATOR_CONFIG, nproc=1,
+          device="cpu", seed=0, numbers=None, log_every=100, eval_size=500, max_seconds=None,
+          verbose=True, threads=None, header=None, stream=None, **changes):
     """Train a new translator with torch in `nproc` processes -> (minitf model, history).
 
-    train_config overrides minitf.train.TRAIN_CONFIG (steps, batch_size, warmup, lr_scale,
-    label_smoothing, clip_norm); model_config overrides MODEL_CONFIG; the other arguments
-    mean what they mean for minitf.train.train. `header`: a line process 0 prints first,
-    followed by how the processes run. Under torchrun (which sets the processes) leave
-    nproc at 1; every process but the first returns (None, None).
+    config: minitf.train.TrainConfig (default TrainConfig()), with keyword `changes` applied
+    (`train(steps=150)`);
+    model_config: the TransformerConfig of the new model, made as minitf.train.new_model
+    makes it (rng=seed); the other arguments mean what they mean for minitf.train.train.
+    `header`: a line process 0 prints first, followed by how the processes run. Under
+    torchrun (which sets the processes) leave nproc at 1; there every process but the first
+    returns (None, None). Notebook 10 §5.
     """
-    unknown = sorted(set(train_config) - set(training.TRAIN_CONFIG))
-    if unknown:
-        raise ValueError(f"unknown training settings {unknown}; known: "
-                         f"{sorted(training.TRAIN_CONFIG)}")
+    config = dataclasses.replace(config or training.TrainConfig(), **changes)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda: this torch finds no CUDA device "
                          f"(torch {torch.__version__})")
-    if nproc < 1:
-        raise ValueError(f"nproc must be at least 1, got {nproc}")
+    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
+        raise ValueError(f"nproc must be an int >= 1, got {nproc!r}")
     if started_by_torchrun() and nproc != 1:
         raise ValueError("under torchrun, --nproc-per-node sets the processes; leave --nproc out")
-    job = dict(device=device, seed=seed, model_config=model_config or {},
-               numbers=numbers or tasks.split(), log_every=log_every, eval_size=eval_size,
-               max_seconds=max_seconds, verbose=verbose, threads=threads, header=header,
-               train_config={**training.TRAIN_CONFIG, **train_config})
-    if job["train_config"]["batch_size"] < nproc:
-        raise ValueError(f"batch_size={job['train_config']['batch_size']} leaves some of the "
-                         f"{nproc} processes without rows")
+    if config.batch_size < nproc:
+        raise ValueError(f"batch_size={config.batch_size} leaves some of the {nproc} "
+                         "processes without rows")
+    job = dict(config=config, model_config=model_config, device=device, seed=seed,
+               numbers=tasks.split() if numbers is None else numbers, log_every=log_every,
+               eval_size=eval_size, max_seconds=max_seconds, verbose=verbose,
+               threads=threads, header=header)
     if started_by_torchrun():
         job["init_method"] = "env://"
         return _run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]),
@@ -138,45 +139,46 @@ def _run(rank, world_size, local_rank, job, stream):
 
 
 def _loop(rank, world_size, cuda_index, job, stream):
-    cfg = job["train_config"]
+    cfg = job["config"]
     train_numbers, test_numbers = job["numbers"]
     rng = np.random.default_rng(job["seed"])  # drawn in the same order as minitf.train.train
     eval_numbers = rng.permutation(test_numbers)[:job["eval_size"]]
     batches = training._Batches(train_numbers)
     device = "cpu" if cuda_index is None else f"cuda:{cuda_index}"
-    module = to_torch(training.new_model(job["seed"], **job["model_config"]), device=device)
+    first = Transformer.from_config(job["model_config"], rng=job["seed"])  # as new_model does
+    module = to_torch(first, device=device)
     model = DistributedDataParallel(module, device_ids=None if cuda_index is None
                                     else [cuda_index], forward_sync_buffers=False)
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: training.warmup_schedule(
-        i + 1, d_model=module.d_model, warmup=cfg["warmup"], scale=cfg["lr_scale"]))
+        i + 1, d_model=module.d_model, warmup=cfg.warmup, scale=cfg.lr_scale))
     is_first = rank == 0
-    progress = training._Progress(cfg["steps"], stream) if is_first and job["verbose"] else None
+    progress = training._Progress(cfg.steps, stream) if is_first and job["verbose"] else None
     history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}
     loss_sum = torch.zeros((), dtype=torch.float64, device=device)  # this rank's, since report
     steps_since, tokens, start = 0, 0, time.perf_counter()
     interval_start, step, accuracy = start, 0, None
-    while step < cfg["steps"]:
+    while step < cfg.steps:
         step += 1
-        src, tgt_in, tgt_out = batches.sample(rng, cfg["batch_size"])
+        src, tgt_in, tgt_out = batches.sample(rng, cfg.batch_size)
         n_tokens = int((tgt_out != PAD_ID).sum())  # of the whole batch, over every process
         rows = np.array_split(np.arange(len(src)), world_size)[rank]  # this process's shard
         lr = schedule.get_last_lr()[0]
         logits = model(torch.from_numpy(src[rows]), torch.from_numpy(tgt_in[rows]))
         shard_loss = F.cross_entropy(
             logits.flatten(0, 1), torch.from_numpy(tgt_out[rows]).flatten().to(device),
-            ignore_index=PAD_ID, label_smoothing=cfg["label_smoothing"], reduction="sum")
+            ignore_index=PAD_ID, label_smoothing=cfg.label_smoothing, reduction="sum")
         optimizer.zero_grad()
         # DDP averages over processes: scaled by world / n, the average is d(mean loss).
         (shard_loss * (world_size / n_tokens)).backward()
-        if cfg["clip_norm"]:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg["clip_norm"])
+        if cfg.clip_norm:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
         optimizer.step()
         schedule.step()
         loss_sum += shard_loss.detach() / n_tokens
         steps_since += 1
         tokens += n_tokens
-        last = step == cfg["steps"] or _out_of_time(job["max_seconds"], start, device)
+        last = step == cfg.steps or _out_of_time(job["max_seconds"], start, device)
         if step % job["log_every"] == 0 or last:
             dist.all_reduce(loss_sum)  # Σ over processes: the whole batches' mean losses
             if is_first:

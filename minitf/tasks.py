@@ -3,11 +3,14 @@
 `english(1005)` is ``"one thousand five"`` and `chinese(1005)` is ``"一千零五"``.
 Source tokens are words, target tokens are characters. Every vocabulary starts with the
 four special tokens ``<pad>=0, <bos>=1, <eos>=2, <unk>=3``.
+Introduced in notebook 00 §1–2.
 """
 
 import difflib
 
 import numpy as np
+
+from .validation import require_bool, require_int, require_int_array, require_real
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -45,7 +48,8 @@ def _below_100_words(n):
 
 
 def english(n):
-    """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``."""
+    """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``.
+    Notebook 00 §1."""
     n = _check_number(n)
     if n == 0:
         return "zero"
@@ -61,7 +65,8 @@ def english(n):
 
 
 def chinese(n):
-    """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``."""
+    """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``.
+    Notebook 00 §1."""
     n = _check_number(n)
     if n == 0:
         return DIGITS[0]
@@ -81,7 +86,8 @@ def chinese(n):
 
 
 class Vocab:
-    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order."""
+    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order.
+    Notebook 00 §2."""
 
     def __init__(self, tokens):
         tokens = list(tokens)
@@ -112,14 +118,17 @@ class Vocab:
 
     def encode(self, tokens):
         """List of tokens -> list of ids."""
+        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+            raise TypeError(f"tokens must be a list of tokens, got {type(tokens).__name__}")
         return [self.id(t) for t in tokens]
 
     def decode(self, ids, *, strip_special=True):
         """Ids (1-D) -> tokens. By default stops at <eos> and drops <pad> and <bos>;
         with ``strip_special=False`` every id becomes its token."""
-        ids = np.asarray(ids)
+        ids = require_int_array(ids, "ids")
+        strip_special = require_bool(strip_special, "strip_special")
         if ids.ndim != 1:
-            raise ValueError(f"expected a 1-D sequence of ids, got shape {ids.shape}")
+            raise ValueError(f"ids must be a 1-D sequence, got shape {ids.shape}")
         out = []
         for i in ids.tolist():
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
@@ -153,9 +162,10 @@ def _unknown_word(word):
 
 
 def source_words(text):
-    """Split English text into known number words, lower-cased; ValueError otherwise."""
+    """Split English text into known number words, lower-cased; ValueError otherwise.
+    Notebook 00 §2."""
     if not isinstance(text, str):
-        raise TypeError(f"expected a str, got {type(text).__name__}")
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     words = text.lower().split()
     if not words:
         raise ValueError("the text is empty")
@@ -184,6 +194,7 @@ def parse_english(text):
     """Read a number phrase written as `english` writes it back to an int.
 
     ValueError naming the problem for unknown words or an invalid phrase ("hundred five").
+    Notebook 00 §2.
     """
     words = source_words(text)
     if "zero" in words:
@@ -208,9 +219,10 @@ def parse_english(text):
 
 
 def target_chars(text):
-    """Split Chinese text into known characters (whitespace ignored); ValueError otherwise."""
+    """Split Chinese text into known characters (whitespace ignored); ValueError otherwise.
+    Notebook 00 §2."""
     if not isinstance(text, str):
-        raise TypeError(f"expected a str, got {type(text).__name__}")
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     chars = [c for c in text if not c.isspace()]
     if not chars:
         raise ValueError("the text is empty")
@@ -222,40 +234,51 @@ def target_chars(text):
 
 
 def encode_source(text):
-    """English text -> int64 ids `(L_s,)`, the words followed by <eos>."""
+    """English text -> int64 ids `(L_s,)`, the words followed by <eos>.
+    Notebook 00 §2."""
     return np.array(SOURCE_VOCAB.encode(source_words(text)) + [EOS_ID], dtype=np.int64)
 
 
 def encode_target(text):
-    """Chinese text -> int64 ids `(L_t,)`, the characters followed by <eos>."""
+    """Chinese text -> int64 ids `(L_t,)`, the characters followed by <eos>.
+    Notebook 00 §2."""
     return np.array(TARGET_VOCAB.encode(target_chars(text)) + [EOS_ID], dtype=np.int64)
 
 
 def decode_source(ids):
-    """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>."""
+    """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>.
+    Notebook 00 §2."""
     return " ".join(SOURCE_VOCAB.decode(ids))
 
 
 def decode_target(ids):
-    """Target ids `(L,)` -> characters joined; stops at <eos>, ignores <pad>/<bos>."""
+    """Target ids `(L,)` -> characters joined; stops at <eos>, ignores <pad>/<bos>.
+    Notebook 00 §2."""
     return "".join(TARGET_VOCAB.decode(ids))
 
 
 def split(test_fraction=0.2, seed=0):
-    """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays."""
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction!r}")
-    numbers = np.random.default_rng(seed).permutation(MAX_NUMBER + 1).astype(np.int64)
+    """Random train/test split of 0..9999 -> (train, test), disjoint sorted int64 arrays.
+    Notebook 00 §1."""
+    test_fraction = require_real(test_fraction, "test_fraction", 0, 1, low_open=True,
+                                 high_open=True)
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
+    numbers = rng.permutation(MAX_NUMBER + 1).astype(np.int64)
     n_test = round(len(numbers) * test_fraction)
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
 
 def pad(sequences, pad_id=PAD_ID):
-    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`."""
-    rows = [np.asarray(s, dtype=np.int64) for s in sequences]
+    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`.
+    Notebook 00 §2."""
+    if not isinstance(sequences, (list, tuple, np.ndarray)):
+        raise TypeError(f"sequences must be a list of id sequences, got "
+                        f"{type(sequences).__name__}")
+    pad_id = require_int(pad_id, "pad_id")
+    rows = [require_int_array(s, f"sequences[{i}]") for i, s in enumerate(sequences)]
     for i, row in enumerate(rows):
         if row.ndim != 1:
-            raise ValueError(f"sequence {i} is not 1-D (shape {row.shape})")
+            raise ValueError(f"sequences[{i}] is not 1-D (shape {row.shape})")
     out = np.full((len(rows), max((len(r) for r in rows), default=0)), pad_id, dtype=np.int64)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
@@ -267,6 +290,7 @@ def make_batch(numbers):
 
     src `(B, L_s)` is the English ids + <eos>; tgt_in `(B, L_t)` is <bos> + the Chinese ids;
     tgt_out `(B, L_t)` is the Chinese ids + <eos> (tgt_in shifted left by one).
+    Notebook 00 §5; the teacher-forcing shift in notebook 06 §6.
     """
     numbers = np.asarray(numbers)
     if numbers.ndim != 1:

@@ -1,5 +1,6 @@
-"""Training (训练): cross-entropy, Adam with the paper's warm-up, gradient clipping, the training
-loop for the number translator, and checkpoints.
+"""Training (训练): cross-entropy, Adam with the paper's warm-up, gradient clipping, and the
+training loop for the number translator. Built in notebook 08; checkpoints are in
+`minitf.checkpoint`.
 
     loss = −(1/N) Σ_t Σ_v q_t(v) log softmax(z_t)(v),   q_t = (1 − ε) onehot(y_t) + ε / V
 
@@ -7,42 +8,75 @@ over the N target tokens that are not padding (ε is the label smoothing);
 ∂loss/∂z_t = (softmax(z_t) − q_t) / N.
 """
 
-import json
+import dataclasses
 import math
-import os
 import sys
-import tempfile
 import time
-import zipfile
-import zlib
-from pathlib import Path
 
 import numpy as np
 
 from . import tasks
 from .attention import log_softmax
 from .generate import beam_search, greedy_decode
-from .model import Transformer
+from .model import Transformer, TransformerConfig
+from .module import Module
 from .tasks import PAD_ID
+from .validation import (
+    require_float_array,
+    require_instance,
+    require_int,
+    require_int_array,
+    require_real,
+)
 
-MODEL_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=128, max_len=16)
-TRAIN_CONFIG = dict(steps=400, batch_size=64, warmup=100, lr_scale=0.25, label_smoothing=0.1,
-                    clip_norm=1.0)
+# The shipped translator's shape: small enough to train in seconds on one core.
+TRANSLATOR_CONFIG = TransformerConfig(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB),
+                                      d_model=64, num_heads=4, num_layers=2, d_ff=128,
+                                      max_len=16)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """How `train` trains: the optimiser steps, the batch, the schedule and the loss.
+    Notebook 08 §6."""
+
+    steps: int = 400
+    batch_size: int = 64
+    warmup: int = 100
+    lr_scale: float = 0.25
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "warmup"):
+            require_int(getattr(self, name), name, low=1)
+        require_real(self.lr_scale, "lr_scale", low=0, low_open=True)
+        require_real(self.label_smoothing, "label_smoothing", 0, 1, high_open=True)
+        require_real(self.clip_norm, "clip_norm", low=0)
 
 
 def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
-    """logits (..., V), targets (...) int -> (loss: float, dlogits (..., V) in logits' dtype).
+    """Cross-entropy (交叉熵), notebook 08 §1.
+
+    logits (..., V), targets (...) int -> (loss: float, dlogits (..., V) in logits' dtype).
 
     The mean over the targets that are not `ignore_index` (None: every target counts);
-    with no such target the loss is 0 and dlogits is zero.
+    with no such target the loss is 0 and dlogits is zero. A logit of -inf marks a class
+    that cannot occur (it gets probability 0); NaN and +inf are refused.
     """
-    logits = np.asarray(logits)
-    targets = np.asarray(targets)
-    if targets.shape != logits.shape[:-1]:
+    logits = require_float_array(logits, "logits")
+    targets = require_int_array(targets, "targets")
+    if ignore_index is not None:
+        ignore_index = require_int(ignore_index, "ignore_index")
+    eps = require_real(label_smoothing, "label_smoothing", 0, 1, high_open=True)
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"targets of shape {targets.shape} do not match logits of shape "
                          f"{logits.shape} (expected targets {logits.shape[:-1]})")
-    if not 0.0 <= label_smoothing < 1.0:
-        raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+    if np.isnan(logits).any() or np.isposinf(logits).any():
+        raise ValueError("logits contain NaN or +inf")
+    if eps > 0 and np.isneginf(logits).any():
+        raise ValueError("label smoothing gives every class probability ε/V, so a class with "
+                         "logit -inf would make the loss infinite; use label_smoothing=0")
     V = logits.shape[-1]
     y = targets.reshape(-1)
     keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
@@ -54,8 +88,10 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     z = logits.reshape(-1, V).astype(dtype)
     log_probs = log_softmax(z)  # (N, V)
     rows = np.arange(len(y))
-    eps = dtype.type(label_smoothing)
-    token_loss = -(1 - eps) * log_probs[rows, y] - eps / V * log_probs.sum(axis=1)
+    eps = dtype.type(eps)
+    token_loss = -(1 - eps) * log_probs[rows, y]
+    if eps > 0:  # (never 0 × log 0 for a class whose logit is -inf)
+        token_loss -= eps / V * log_probs.sum(axis=1)
     loss = float(token_loss[keep].sum(dtype=np.float64) / max(n, 1))
     grad = np.exp(log_probs)
     grad -= eps / V
@@ -65,85 +101,103 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
 
 
 def warmup_schedule(step, *, d_model, warmup, scale=1.0):
-    """The paper's rate: scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), step ≥ 1.
+    """The paper's warm-up schedule (预热), notebook 08 §5, for step ≥ 1:
+
+        lr = scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5).
 
     It rises linearly for `warmup` steps, peaks at scale · (d_model · warmup)^-0.5, then decays
     as step^-0.5.
     """
-    if step < 1:
-        raise ValueError(f"steps count from 1, got {step}")
+    step = require_int(step, "step", low=1)
+    d_model, warmup = require_int(d_model, "d_model", low=1), require_int(warmup, "warmup", low=1)
+    scale = require_real(scale, "scale", low=0, low_open=True)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
 def global_norm(model):
-    """√(Σ grad²) over every gradient of the model."""
-    return math.sqrt(sum(float(np.vdot(g, g)) for _, _, g in model.named_parameters()))
+    """√(Σ grad²) over every gradient of the model.
+    Notebook 08 §6 (gradient clipping)."""
+    require_instance(model, Module, "model")
+    return math.sqrt(sum(float(np.vdot(g, g)) for _, g in model.named_grads()))
 
 
 def clip_grad_norm(model, max_norm):
     """Scale every gradient in place so that their global norm is at most `max_norm`.
 
     Returns the norm before clipping.
+    Notebook 08 §6.
     """
+    max_norm = require_real(max_norm, "max_norm", low=0, low_open=True)
     norm = global_norm(model)
     if norm > max_norm:
         factor = max_norm / norm
-        for _, _, grad in model.named_parameters():
+        for _, grad in model.named_grads():
             grad *= grad.dtype.type(factor)
     return norm
 
 
 class Adam:
-    """Adam: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², p ← p − lr · m̂ / (√v̂ + ε),
-    with m̂ = m / (1 − β₁ᵗ), v̂ = v / (1 − β₂ᵗ). Parameters are updated in place.
+    """Adam (优化器), notebook 08 §4; the paper's betas (0.9, 0.98) and eps 1e-9.
 
-    Set `lr` before a `step()` to follow a schedule.
+    Each step, for every parameter p with gradient g (t counts the steps):
+        m ← β₁ m + (1 − β₁) g,   v ← β₂ v + (1 − β₂) g²,
+        m̂ = m / (1 − β₁ᵗ),       v̂ = v / (1 − β₂ᵗ),      p ← p − lr · m̂ / (√v̂ + ε).
+    Parameters change in place. Set `lr` before a `step()` to follow a schedule.
     """
 
     def __init__(self, model, lr, betas=(0.9, 0.98), eps=1e-9):
-        self.model, self.lr, self.betas, self.eps = model, lr, betas, eps
-        self.t = 0
-        self.m = {name: np.zeros_like(p) for name, p, _ in model.named_parameters()}
-        self.v = {name: np.zeros_like(p) for name, p, _ in model.named_parameters()}
-        self._params = list(model.named_parameters())  # arrays change in place, never replaced
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"betas must be a pair (β₁, β₂), got {betas!r}")
+        betas = tuple(require_real(b, "betas", 0, 1, high_open=True) for b in betas)
+        self.lr = require_real(lr, "lr", low=0)
+        self.eps = require_real(eps, "eps", low=0, low_open=True)
+        self.betas, self.t = betas, 0
+        # the model's arrays are updated in place, never replaced, so these stay valid
+        self.params = dict(require_instance(model, Module, "model").named_parameters())
+        dtypes = {p.dtype for p in self.params.values()}
+        if not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
+            raise ValueError(f"Adam needs float32 or float64 parameters, "
+                             f"got {sorted(map(str, dtypes))}")
+        self.grads = dict(model.named_grads())
+        self.m = {name: np.zeros_like(p) for name, p in self.params.items()}
+        self.v = {name: np.zeros_like(p) for name, p in self.params.items()}
 
     def step(self):
         self.t += 1
         beta1, beta2 = self.betas
-        step_size = self.lr / (1 - beta1 ** self.t)
-        inv_v_correction = 1 / math.sqrt(1 - beta2 ** self.t)  # √v̂ = √v / √(1 − β₂ᵗ)
-        for name, p, g in self._params:
-            m, v, f = self.m[name], self.v[name], p.dtype.type
-            m *= f(beta1)
-            m += f(1 - beta1) * g
-            v *= f(beta2)
-            tmp = np.multiply(g, g)
-            tmp *= f(1 - beta2)
-            v += tmp
-            np.sqrt(v, out=tmp)
-            tmp *= f(inv_v_correction)
-            tmp += f(self.eps)
-            np.divide(m, tmp, out=tmp)
-            tmp *= f(step_size)
-            p -= tmp
+        for name, p in self.params.items():
+            g, m, v, f = self.grads[name], self.m[name], self.v[name], p.dtype.type
+            m[...] = f(beta1) * m + f(1 - beta1) * g
+            v[...] = f(beta2) * v + f(1 - beta2) * g * g
+            m_hat = m / f(1 - beta1 ** self.t)
+            v_hat = v / f(1 - beta2 ** self.t)
+            p -= f(self.lr) * m_hat / (np.sqrt(v_hat) + f(self.eps))
 
 
-def new_model(seed=0, **config):
-    """A fresh translator for the number task; `config` overrides MODEL_CONFIG."""
-    config = {**MODEL_CONFIG, **config}
-    return Transformer(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB), **config, rng=seed)
+def new_model(seed=0, **changes):
+    """A fresh translator for the number task: TRANSLATOR_CONFIG with `changes` applied.
+    Notebook 08 §6."""
+    return Transformer.from_config(dataclasses.replace(TRANSLATOR_CONFIG, **changes), rng=seed)
 
 
 def translate_ids(model, src, beam_size=1):
-    """src (B, L_s) ids -> (B, T) target ids, without <bos>."""
-    if beam_size == 1:
+    """src (B, L_s) ids -> (B, T) target ids, without <bos>.
+    Notebook 08 §6."""
+    require_instance(model, Transformer, "model")
+    if require_int(beam_size, "beam_size", low=1) == 1:
         return greedy_decode(model, src, max_len=model.max_len)
     return beam_search(model, src, beam_size=beam_size, max_len=model.max_len)
 
 
 def exact_match(model, numbers, batch_size=500, beam_size=1):
-    """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n)."""
-    numbers = np.asarray(numbers)
+    """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n).
+    Notebook 08 §6."""
+    require_instance(model, Transformer, "model")
+    numbers = require_int_array(numbers, "numbers")
+    batch_size = require_int(batch_size, "batch_size", low=1)
+    if numbers.ndim != 1 or numbers.size == 0:
+        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
+                         f"{numbers.shape}: an accuracy over no numbers means nothing")
     correct = 0
     for i in range(0, len(numbers), batch_size):
         chunk = numbers[i:i + batch_size]
@@ -151,7 +205,7 @@ def exact_match(model, numbers, batch_size=500, beam_size=1):
         out = translate_ids(model, src, beam_size)
         correct += sum(tasks.decode_target(row) == tasks.chinese(int(n))
                        for row, n in zip(out, chunk))
-    return correct / max(len(numbers), 1)
+    return correct / len(numbers)
 
 
 class _Batches:
@@ -204,13 +258,12 @@ class _Progress:
             self.stream.flush()
 
 
-def train(model, *, steps=TRAIN_CONFIG["steps"], batch_size=TRAIN_CONFIG["batch_size"],
-          warmup=TRAIN_CONFIG["warmup"], lr_scale=TRAIN_CONFIG["lr_scale"],
-          label_smoothing=TRAIN_CONFIG["label_smoothing"], clip_norm=TRAIN_CONFIG["clip_norm"],
-          seed=0, numbers=None, log_every=100, eval_size=500, max_seconds=None,
-          verbose=True, stream=None):
+def train(model, config=TrainConfig(), *, seed=0, numbers=None, log_every=100, eval_size=500,
+          max_seconds=None, verbose=True, stream=None, **changes):
     """Train `model` in place on the number task with teacher forcing; returns the history.
+    The loop of notebook 08 §6.
 
+    config: a TrainConfig; keyword `changes` replace its fields (`train(model, steps=150)`).
     numbers: (train, test) arrays of numbers, default tasks.split(). Every `log_every` steps
     the held-out exact match is measured on `eval_size` test numbers and a progress line is
     written to `stream` (default sys.stdout) when `verbose`; after the last step (or after
@@ -219,6 +272,8 @@ def train(model, *, steps=TRAIN_CONFIG["steps"], batch_size=TRAIN_CONFIG["batch_
     History: dict of lists `step, loss, accuracy, tokens_per_s, lr`, one entry per report;
     loss is the mean since the previous report, tokens_per_s counts target tokens.
     """
+    config = dataclasses.replace(config, **changes)
+    steps, batch_size = config.steps, config.batch_size
     train_numbers, test_numbers = tasks.split() if numbers is None else numbers
     rng = np.random.default_rng(seed)
     eval_numbers = rng.permutation(test_numbers)[:eval_size]
@@ -232,13 +287,13 @@ def train(model, *, steps=TRAIN_CONFIG["steps"], batch_size=TRAIN_CONFIG["batch_
         step += 1
         src, tgt_in, tgt_out = batches.sample(rng, batch_size)
         logits = model.forward(src, tgt_in)
-        loss, dlogits = cross_entropy(logits, tgt_out, PAD_ID, label_smoothing)
+        loss, dlogits = cross_entropy(logits, tgt_out, PAD_ID, config.label_smoothing)
         model.zero_grad()
         model.backward(dlogits)
-        if clip_norm:
-            clip_grad_norm(model, clip_norm)
-        optimizer.lr = warmup_schedule(step, d_model=model.d_model, warmup=warmup,
-                                       scale=lr_scale)
+        if config.clip_norm:
+            clip_grad_norm(model, config.clip_norm)
+        optimizer.lr = warmup_schedule(step, d_model=model.d_model, warmup=config.warmup,
+                                       scale=config.lr_scale)
         optimizer.step()
         losses.append(loss)
         tokens += int((tgt_out != PAD_ID).sum())
@@ -262,116 +317,3 @@ def train(model, *, steps=TRAIN_CONFIG["steps"], batch_size=TRAIN_CONFIG["batch_
         if out_of_time:
             break
     return history
-
-
-CHECKPOINT_FORMAT = "minitf-translator-1"
-_PARAM_PREFIX = "param/"
-
-
-def _file_mode(path):
-    """The mode a newly created file would get (mkstemp's files are private)."""
-    if path.exists():
-        return path.stat().st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def save_checkpoint(path, model, **metadata):
-    """Write the model's weights, config and the task's vocabularies to one .npz at `path`.
-
-    `metadata` (JSON-serialisable values) is stored too. The file is written under a temporary
-    name and then renamed, so a failed save leaves an earlier file at `path` as it was.
-    """
-    path = Path(path)
-    arrays = {_PARAM_PREFIX + name: p for name, p, _ in model.named_parameters()}
-    arrays.update(
-        format=np.array(CHECKPOINT_FORMAT),
-        config=np.array(json.dumps(model.config)),
-        metadata=np.array(json.dumps(metadata)),
-        source_vocab=np.array(tasks.SOURCE_VOCAB.tokens),
-        target_vocab=np.array(tasks.TARGET_VOCAB.tokens),
-    )
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), _file_mode(path))
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
-
-
-def _read_npz(path):
-    """Every array of the .npz at `path`, read eagerly; ValueError if it is not one."""
-    unreadable = (ValueError, EOFError, zipfile.BadZipFile, zlib.error)
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except unreadable as e:
-        raise ValueError(f"{path}: truncated, corrupt or not an .npz file ({e})") from None
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: not a minitf checkpoint (a single .npy array, not an .npz)")
-    with npz:
-        try:
-            return {key: npz[key] for key in npz.files}
-        except unreadable as e:
-            raise ValueError(f"{path}: truncated or corrupt checkpoint ({e})") from None
-
-
-def _text(arrays, key):
-    value = arrays[key]
-    if value.dtype.kind != "U" or value.ndim != 0:
-        raise ValueError(f"{key!r} should be text, got {value.dtype} of shape {value.shape}")
-    return str(value)
-
-
-def _vocab(arrays, key):
-    tokens = arrays[key]
-    n = len(tasks.SPECIAL_TOKENS)
-    if tokens.dtype.kind != "U" or tokens.ndim != 1 or tuple(tokens[:n]) != tasks.SPECIAL_TOKENS:
-        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
-    return tasks.Vocab(tokens[n:].tolist())
-
-
-def _model_from(arrays):
-    missing = [k for k in ("format", "config", "metadata", "source_vocab", "target_vocab")
-               if k not in arrays]
-    if missing:
-        raise ValueError(f"not a minitf checkpoint (no {', '.join(missing)})")
-    if _text(arrays, "format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"unknown checkpoint format {_text(arrays, 'format')!r} "
-                         f"(expected {CHECKPOINT_FORMAT!r})")
-    config = json.loads(_text(arrays, "config"))
-    metadata = json.loads(_text(arrays, "metadata"))
-    source_vocab, target_vocab = _vocab(arrays, "source_vocab"), _vocab(arrays, "target_vocab")
-    sizes = (config.get("src_vocab_size"), config.get("tgt_vocab_size"))
-    if sizes != (len(source_vocab), len(target_vocab)):
-        raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
-                         f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
-    state = {k[len(_PARAM_PREFIX):]: v for k, v in arrays.items() if k.startswith(_PARAM_PREFIX)}
-    dtypes = sorted({str(v.dtype) for v in state.values()})
-    if len(dtypes) != 1 or not np.issubdtype(dtypes[0], np.floating):
-        raise ValueError(f"expected weights of one float dtype, got {dtypes}")
-    model = Transformer(**config, dtype=dtypes[0], rng=0)
-    model.load_state_dict(state)
-    meta = dict(config=config, source_vocab=source_vocab, target_vocab=target_vocab,
-                metadata=metadata)
-    return model, meta
-
-
-def load_checkpoint(path):
-    """A checkpoint written by save_checkpoint -> (model, meta).
-
-    meta: {"config", "source_vocab", "target_vocab" (tasks.Vocab), "metadata"}. A truncated,
-    corrupt or foreign file, or weights that do not fit the stored config, is a ValueError
-    naming the path.
-    """
-    arrays = _read_npz(path)
-    try:
-        return _model_from(arrays)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{path}: {e}") from None

@@ -2,14 +2,16 @@
 
     >>> translate("one thousand five")
     '一千零五'
+Used in notebooks 07 and 08.
 """
 
 import functools
 from pathlib import Path
 
 from . import tasks
-from .generate import _check_int
-from .train import load_checkpoint, translate_ids
+from .checkpoint import load_checkpoint
+from .train import translate_ids
+from .validation import require_int
 
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights" / "translator.npz"
 
@@ -21,7 +23,8 @@ def _load(path, _mtime_ns):
 
 def load_translator(checkpoint=None):
     """(model, meta) of `checkpoint` (default: the shipped weights), loaded once per file
-    version and cached."""
+    version and cached.
+    Notebook 07."""
     path = Path(SHIPPED_WEIGHTS if checkpoint is None else checkpoint).resolve()
     return _load(path, path.stat().st_mtime_ns)
 
@@ -31,11 +34,12 @@ def translate(texts, *, checkpoint=None, beam_size=1):
 
     Each text must be a number phrase as tasks.english writes it ("one thousand five");
     anything else is a ValueError that says what is wrong. checkpoint: a path written by
-    train.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
+    checkpoint.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
+    Notebook 07; trained in notebook 08.
     """
     single = isinstance(texts, str)
     items = [texts] if single else list(texts)
-    beam_size = _check_int(beam_size, "beam_size", 1)
+    beam_size = require_int(beam_size, "beam_size", low=1)
     for text in items:
         tasks.parse_english(text)
     if not items:

@@ -3,6 +3,7 @@
 This is the only module of minitf that imports matplotlib; everything else is plain numpy.
 Chinese labels are drawn with a small font shipped in ``minitf/fonts`` (see its README), so
 plots look the same on every machine, with or without a system CJK font.
+Used by the notebooks' figures, from notebook 00 on.
 """
 
 from pathlib import Path
@@ -22,6 +23,7 @@ def use_cjk_font():
 
     The font is appended to ``rcParams["font.family"]``, so Latin text keeps the default font
     and matplotlib falls back to ours glyph by glyph (matplotlib >= 3.6). Returns the family name.
+    Notebook 00 (the first Chinese labels).
     """
     if not any(f.name == CJK_FAMILY for f in font_manager.fontManager.ttflist):
         font_manager.fontManager.addfont(str(CJK_FONT_PATH))
@@ -51,6 +53,7 @@ def plot_matrix(
 
     ``annotate=True`` writes each value in its cell (for small matrices). Extra keyword
     arguments go to ``imshow`` (``cmap``, ``vmin``, ``vmax``...). Returns the Axes.
+    Notebook 00 §3.
     """
     m = np.asarray(matrix)
     if m.ndim != 2:
@@ -98,6 +101,7 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
     Colours run from 0 to 1 so maps of different heads or layers can be compared; pass
     ``vmax=None`` to stretch the colours to the largest weight instead. Other keyword arguments
     go to :func:`plot_matrix` (``annotate=True``, ``cmap=...``). Returns the Axes.
+    Notebook 02 §4.
     """
     w = np.asarray(weights)
     if w.ndim != 2:

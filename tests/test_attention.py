@@ -3,10 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minitf import attention
 from minitf.attention import (
     causal_mask,
-    chunked_attention,
     padding_mask,
     scaled_dot_product_attention,
     scaled_dot_product_attention_backward,
@@ -218,77 +216,24 @@ def test_attention_properties(batch, l_q, l_k, d_k, d_v, seed, masked):
     assert np.all(ok >= lo - 1e-4) and np.all(ok <= hi + 1e-4)
 
 
-@pytest.mark.parametrize("chunk_size", [1, 3, 7, 100])
-def test_chunked_attention_equals_full(chunk_size):
-    rng = np.random.default_rng(6)
-    q = rng.standard_normal((2, 3, 10, 8)).astype(np.float32)
-    k = rng.standard_normal((2, 3, 12, 8)).astype(np.float32)
-    v = rng.standard_normal((2, 3, 12, 5)).astype(np.float32)
-    for mask in (None, np.tril(np.ones((10, 12), bool)), rng.random((2, 1, 1, 12)) < 0.7):
-        expected, _ = scaled_dot_product_attention(q, k, v, mask)
-        got = chunked_attention(q, k, v, mask, chunk_size=chunk_size)
-        assert got.dtype == np.float32
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+def test_softmax_of_empty_arrays_is_empty():
+    for shape in ((0,), (3, 0), (0, 4)):
+        p = softmax(np.zeros(shape, dtype=np.float32))
+        assert p.shape == shape and p.dtype == np.float32
 
 
-def test_chunked_attention_bounds_peak_memory():
-    import tracemalloc
-
-    rng = np.random.default_rng(7)
-    q, k, v = (rng.standard_normal((1024, 16)).astype(np.float32) for _ in range(3))
-    score_bytes = 1024 * 1024 * 4
-    tracemalloc.start()
-    chunked_attention(q, k, v, chunk_size=64)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert peak < score_bytes / 4
+def test_attention_with_an_empty_batch_gives_empty_results():
+    q = k = v = np.zeros((0, 2, 3, 4), dtype=np.float32)
+    out, weights = scaled_dot_product_attention(q, k, v, np.ones((0, 1, 1, 3), bool))
+    assert out.shape == (0, 2, 3, 4) and weights.shape == (0, 2, 3, 3)
 
 
-def reference_attention(q, k, v, mask):
-    """The formula written out in float64, with no blocks and no shortcuts."""
-    scores = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    with np.errstate(invalid="ignore"):
-        weights = np.exp(scores - scores.max(-1, keepdims=True))
-        weights = np.nan_to_num(weights / weights.sum(-1, keepdims=True))
-    return weights @ v, weights
+def test_reference_reads_like_the_formula():
+    # The reference is the formula the notebooks teach, in a handful of lines: a learner who
+    # opens attention.py must find softmax(QKᵀ/√d_k)V, not a kernel.
+    import inspect
 
-
-@pytest.mark.parametrize("block_rows, block_scores", [(64, 1 << 17), (7, 1), (64, 3 * 64 * 150)])
-def test_attention_in_blocks_equals_the_formula(monkeypatch, block_rows, block_scores):
-    # The blocks are an implementation detail, so force small ones: several blocks of
-    # queries, and heads alone or in groups that do not divide the batch evenly.
-    monkeypatch.setattr(attention, "_BLOCK_ROWS", block_rows)
-    monkeypatch.setattr(attention, "_BLOCK_SCORES", block_scores)
-    rng = np.random.default_rng(8)
-    L = 150
-    q, k, v = (rng.standard_normal((2, 4, L, 8)).astype(np.float32) for _ in range(3))
-    lengths = np.array([L, 70])
-    padding = (np.arange(L) < lengths[:, None])[:, None, None, :]  # (2, 1, 1, L)
-    random_mask = rng.random((L, L)) < 0.3
-    random_mask[:, 100:] = False  # trailing keys hidden from every query
-    random_mask[5] = False  # one query sees nothing
-    per_head = rng.random((2, 4, L, L)) < 0.5
-    for mask in (None, causal_mask(L), padding, causal_mask(L) & padding, random_mask, per_head):
-        out, weights = scaled_dot_product_attention(q, k, v, mask)
-        expected_out, expected_weights = reference_attention(q, k, v, mask)
-        np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(out, expected_out, rtol=1e-4, atol=1e-5)
-        assert out.dtype == weights.dtype == np.float32
-    # Logits too large for exp on their own (up to about ±200) in one head and in a few
-    # rows: those blocks must subtract the row max, the others may skip it.
-    loud = q.copy()
-    loud[1, 2] *= 25
-    loud[:, :, 80:90] *= 25
-    for mask in (None, causal_mask(L)):
-        out, weights = scaled_dot_product_attention(loud, k, v, mask)
-        expected_out, expected_weights = reference_attention(loud, k, v, mask)
-        assert np.isfinite(weights).all() and np.abs(weights).max() > 0.99
-        np.testing.assert_allclose(weights, expected_weights, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(out, expected_out, rtol=1e-3, atol=1e-4)
-    # k and v shared by every head and batch entry: broadcast, not copied per head
-    out, weights = scaled_dot_product_attention(q, k[0, 0], v[0, 0], causal_mask(L))
-    expected_out, expected_weights = reference_attention(q, k[0, 0], v[0, 0], causal_mask(L))
-    np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(out, expected_out, rtol=1e-4, atol=1e-5)
+    body = inspect.getsource(scaled_dot_product_attention).split('"""')[-1]
+    lines = [line for line in body.splitlines() if line.strip()]
+    assert len(lines) <= 8
+    assert "softmax(" in body and "np.sqrt" in body and "swapaxes(k" in body

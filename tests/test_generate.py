@@ -376,7 +376,6 @@ def test_length_penalty_favours_longer_hypotheses():
     (lambda m, s: sample(m, s, max_len=3, temperature=0), "temperature"),
     (lambda m, s: sample(m, s, max_len=3, temperature=-1.0), "temperature"),
     (lambda m, s: sample(m, s, max_len=3, top_k=0), "top_k"),
-    (lambda m, s: sample(m, s, max_len=3, top_k=2.5), "top_k"),
     (lambda m, s: sample(m, s, max_len=3, top_p=0), "top_p"),
     (lambda m, s: sample(m, s, max_len=3, top_p=1.5), "top_p"),
     (lambda m, s: beam_search(m, s, max_len=3, beam_size=0), "beam_size"),
@@ -393,6 +392,17 @@ def test_length_penalty_favours_longer_hypotheses():
 def test_bad_arguments_are_value_errors(call, message):
     model, src = tiny_model(), random_src(2)
     with pytest.raises(ValueError, match=message):
+        call(model, src)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, s: sample(m, s, max_len=3, top_k=2.5), "top_k must be an int, got 2.5"),
+    (lambda m, s: greedy_decode(m, s, max_len="3"), "max_len must be an int, got '3'"),
+    (lambda m, s: sample(m, s, max_len=3, temperature="hot"), "temperature must be a number"),
+])
+def test_wrongly_typed_arguments_are_type_errors(call, message):
+    model, src = tiny_model(), random_src(2)
+    with pytest.raises(TypeError, match=message):
         call(model, src)
 
 

@@ -6,7 +6,7 @@ import pytest
 from minitf.attention import causal_mask, padding_mask
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
-from minitf.gradcheck import check_module
+from minitf.gradcheck import check_module, numerical_gradient, relative_error
 from minitf.layers import Embedding, FeedForward, LayerNorm, Linear
 from minitf.model import Transformer
 from minitf.multihead import MultiHeadAttention
@@ -123,3 +123,37 @@ def test_key_bias_gradient_is_exactly_zero():
     mha.backward(randn(2, 4, 8, seed=1))
     np.testing.assert_allclose(mha.grads["b_k"], 0, atol=1e-12)
     assert np.abs(mha.grads["b_q"]).max() > 1e-3
+
+
+def test_dropout_zeroes_p_of_the_entries_and_keeps_the_mean():
+    from minitf.layers import Dropout
+
+    x = np.ones((200, 500))
+    drop = Dropout(0.3, rng=0)
+    y = drop(x)
+    assert abs((y == 0).mean() - 0.3) < 0.01
+    assert abs(y.mean() - 1.0) < 0.02
+    np.testing.assert_allclose(y[y != 0], 1 / 0.7)
+    drop.eval()
+    np.testing.assert_array_equal(drop(x), x)
+    np.testing.assert_array_equal(drop.backward(np.full_like(x, 2.0)), 2.0)
+
+
+def test_dropout_backward_matches_finite_differences():
+    from minitf.layers import Dropout
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 6))
+    drop = Dropout(0.5, rng=1)
+    out = drop(x)
+    keep = out != 0
+    r = rng.standard_normal(x.shape)
+    dx = drop.backward(r)
+
+    def loss():  # the same mask: dropout is linear in x once the mask is drawn
+        return float(np.sum(x * keep / 0.5 * r))
+
+    assert relative_error(dx, numerical_gradient(loss, x)) < 1e-8
+    assert np.all(dx[~keep] == 0)
+    with pytest.raises(ValueError, match="p must be"):
+        Dropout(1.0)

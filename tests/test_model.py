@@ -128,13 +128,13 @@ def test_float32_in_float32_out_everywhere():
     logits = model(SRC, TGT)
     assert logits.dtype == np.float32
     model.backward(np.ones_like(logits))
-    assert all(g.dtype == np.float32 for _, _, g in model.named_parameters())
+    assert all(g.dtype == np.float32 for _, g in model.named_grads())
 
 
 def test_backward_fills_every_gradient():
     model = small_model()
     model.backward(np.random.default_rng(7).standard_normal(model(SRC, TGT).shape))
-    empty = [n for n, _, g in model.named_parameters() if not np.any(g) and not n.endswith("b_k")]
+    empty = [n for n, g in model.named_grads() if not np.any(g) and not n.endswith("b_k")]
     assert empty == []
 
 

@@ -47,12 +47,14 @@ def test_one_torch_process_takes_the_numpy_engines_steps(numbers, numpy_history)
 
 
 def test_bad_settings_are_refused(numbers):
-    with pytest.raises(ValueError, match="unknown training settings"):
+    with pytest.raises(TypeError, match="stepz"):
         train_with_torch(nproc=1, stepz=3)
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
         train_with_torch(nproc=1, device="tpu")
     with pytest.raises(ValueError, match="leaves some of the 4 processes without rows"):
         train_with_torch(nproc=4, batch_size=2)
+    with pytest.raises(ValueError, match="nproc must be an int >= 1"):
+        train_with_torch(nproc=0)
 
 
 @pytest.mark.slow

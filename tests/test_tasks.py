@@ -409,5 +409,5 @@ def test_pad():
     np.testing.assert_array_equal(pad([np.array([7])], pad_id=9), [[7]])
     np.testing.assert_array_equal(pad([[1], [2, 3]], pad_id=9), [[1, 9], [2, 3]])
     assert pad([]).shape == (0, 0)
-    with pytest.raises(ValueError, match="sequence 1"):
+    with pytest.raises(ValueError, match=r"sequences\[1\] is not 1-D"):
         pad([[1], [[2]]])

@@ -9,7 +9,7 @@ import pytest
 
 from minitf import tasks
 from minitf.__main__ import BLAS_THREAD_VARIABLES
-from minitf.train import load_checkpoint
+from minitf.checkpoint import load_checkpoint
 from minitf.translate import translate
 
 

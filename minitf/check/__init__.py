@@ -1,7 +1,14 @@
 """Exercise checkers for the notebooks: `from minitf.check import check_softmax` and call it
-on your function. A checker returns a short report (shown by the notebook) and never raises."""
+on your function. A checker runs your function on copies of a few cases, returns a short
+report (shown by the notebook) and never raises; a hint appears only for the mistake your
+answer actually makes.
 
-from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb10
+The engine is `core.Exercise`; each nbXX module holds one notebook's exercises as data
+(cases, the reference, the known mistakes). EXERCISES maps every checker's name to its
+Exercise.
+"""
+
+from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08
 from .core import CheckResult, check_function, describe_difference
 from .nb00 import *  # noqa: F403
 from .nb01 import *  # noqa: F403
@@ -12,9 +19,11 @@ from .nb05 import *  # noqa: F403
 from .nb06 import *  # noqa: F403
 from .nb07 import *  # noqa: F403
 from .nb08 import *  # noqa: F403
-from .nb10 import *  # noqa: F403 - imports torch only when a checker runs
+
+_NOTEBOOKS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08)
+
+EXERCISES = {exercise.checker: exercise for nb in _NOTEBOOKS for exercise in nb.EXERCISES}
 
 __all__ = ["CheckResult", "check_function", "describe_difference"] + [
-    name for nb in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb10)
-    for name in nb.__all__
+    name for nb in _NOTEBOOKS for name in nb.__all__
 ]

@@ -1,19 +1,13 @@
-"""Checkers for the exercises of notebook 04 (positional encoding).
-
-Each checker compares the learner's function with minitf on a few cases; when the answer
-is wrong it also tries the usual mistakes and, if one of them reproduces the learner's
-output, says which.
-"""
+"""Exercises of notebook 04, positional encoding: the sinusoidal table and RoPE (cases,
+references, known mistakes)."""
 
 import numpy as np
 
 from ..positional import rope, sinusoidal_encoding
-from .nb03 import _check_with_hints
+from .core import Case, Exercise, Mistake
 
 __all__ = ["check_rope", "check_sinusoidal"]
 
-
-# --- the sinusoidal table -------------------------------------------------------------
 
 def _table(max_len, d_model, *, exponent="2i", swap=False):
     """The sinusoidal table, and (with other flags) the usual wrong versions.
@@ -30,28 +24,23 @@ def _table(max_len, d_model, *, exponent="2i", swap=False):
     return np.where(sin_cols, np.sin(angles), np.cos(angles))
 
 
-def _reference_table(max_len, d_model):
-    return sinusoidal_encoding(max_len, d_model, dtype=np.float64)
+SINUSOIDAL = Exercise(
+    name="sinusoidal", checker="check_sinusoidal", args=("max_len", "d_model"),
+    task="(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), "
+         "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))",
+    cases=lambda: [Case((4, 2), "one pair of columns"), Case((10, 8)), Case((30, 16))],
+    reference=lambda max_len, d_model: sinusoidal_encoding(max_len, d_model, dtype=np.float64),
+    atol=1e-5,
+    mistakes=(
+        Mistake("sin and cos are swapped: even columns (0, 2, ...) hold sin, odd columns "
+                "hold cos", lambda n, d: _table(n, d, swap=True)),
+        Mistake("the odd columns use the exponent (2i+1)/d; both columns of a pair share "
+                "2i/d (column 2i+1 is the cos of the same angle as column 2i)",
+                lambda n, d: _table(n, d, exponent="column")),
+        Mistake("the exponent is i/d; it should be 2i/d, with i the pair number (column // 2)",
+                lambda n, d: _table(n, d, exponent="i")),
+    ))
 
-
-def check_sinusoidal(fn):
-    """fn(max_len, d_model) -> (max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
-    PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
-    cases = [(4, 2), (10, 8), (30, 16)]
-    mistakes = [
-        (lambda n, d: _table(n, d, swap=True),
-         "sin and cos are swapped: even columns (0, 2, ...) hold sin, odd columns hold cos"),
-        (lambda n, d: _table(n, d, exponent="column"),
-         "the odd columns use the exponent (2i+1)/d; both columns of a pair share 2i/d "
-         "(column 2i+1 is the cos of the same angle as column 2i)"),
-        (lambda n, d: _table(n, d, exponent="i"),
-         "the exponent is i/d; it should be 2i/d, with i the pair number (column // 2)"),
-    ]
-    return _check_with_hints("sinusoidal", fn, _reference_table, cases, mistakes,
-                             rtol=1e-5, atol=1e-5)
-
-
-# --- rotary position embedding --------------------------------------------------------
 
 def _rotate(x, *, layout="pairs", sign=1.0):
     """RoPE with positions 0..L-1, and (with other flags) the usual wrong versions.
@@ -75,17 +64,36 @@ def _rotate(x, *, layout="pairs", sign=1.0):
     return out
 
 
+def _rope_cases():
+    rng = np.random.default_rng(6)
+    return [Case((rng.normal(size=shape),), note)
+            for shape, note in [((4, 2), "L = 4, d = 2"), ((6, 8), "L = 6, d = 8"),
+                                ((2, 3, 5, 4), "a batch of heads (B, h, L, d)")]]
+
+
+ROPE = Exercise(
+    name="rope", checker="check_rope", args=("x",),
+    task="x (..., L, d) with each pair (x[2i], x[2i+1]) at position m rotated by "
+         "m / 10000^(2i/d)",
+    cases=_rope_cases, reference=rope,
+    mistakes=(
+        Mistake("your rotation turns the wrong way: the new pair is "
+                "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)", lambda x: _rotate(x, sign=-1.0)),
+        Mistake("you paired dimension i with i + d/2 (the 'rotate half' layout); minitf "
+                "pairs neighbours: (x[2i], x[2i+1])", lambda x: _rotate(x, layout="halves")),
+    ))
+
+
+def check_sinusoidal(fn):
+    """fn(max_len, d_model) -> (max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
+    PE[pos, 2i+1] = cos(pos / 10000^(2i/d)). An exercise of notebook 04."""
+    return SINUSOIDAL.check(fn)
+
+
 def check_rope(fn):
     """fn(x) for x (..., L, d): rotate each pair (x[2i], x[2i+1]) of position m by the angle
-    m / 10000^(2i/d)."""
-    rng = np.random.default_rng(6)
-    cases = [(rng.normal(size=shape),) for shape in [(4, 2), (6, 8), (2, 3, 5, 4)]]
-    mistakes = [
-        (lambda x: _rotate(x, sign=-1.0),
-         "your rotation turns the wrong way: the new pair is "
-         "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)"),
-        (lambda x: _rotate(x, layout="halves"),
-         "you paired dimension i with i + d/2 (the 'rotate half' layout); minitf pairs "
-         "neighbours: (x[2i], x[2i+1])"),
-    ]
-    return _check_with_hints("rope", fn, rope, cases, mistakes)
+    m / 10000^(2i/d). An exercise of notebook 04."""
+    return ROPE.check(fn)
+
+
+EXERCISES = [SINUSOIDAL, ROPE]

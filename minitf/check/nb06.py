@@ -1,132 +1,67 @@
-"""Checkers for the exercises of notebook 06: the causal mask, masked attention and the
-decoder layer.
-
-Each checker runs the learner's function on a few cases, compares it with minitf, and when
-the answer is wrong also tests it against the usual mistakes, so the report can say which
-one it is (a transposed mask, masking after the softmax, pre-LN order, ...).
-"""
-
-import warnings
+"""Exercises of notebook 06: the causal mask, masked attention and the decoder layer (cases,
+references, known mistakes)."""
 
 import numpy as np
 
 from ..attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from ..decoder import DecoderLayer
-from .core import CheckResult, describe_difference
+from .core import Case, Exercise, Mistake
+from .shared import perturb_norms_and_biases
 
 __all__ = ["check_causal_mask", "check_masked_attention", "check_decoder_layer"]
-
-NOT_WRITTEN = "not written yet: replace `raise NotImplementedError` with your code"
-
-
-def run_cases(name, fn, cases, judge):
-    """Call fn(*case) for each case; judge(got, *case) returns None or what is wrong.
-
-    The learner's exceptions are reported, not raised; NotImplementedError reads as
-    "not written yet". Used by the checkers of notebooks 05 and 06.
-    """
-    lines = []
-    for i, case in enumerate(cases, 1):
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")  # overflow and NaN show up in the report
-                got = fn(*case)
-        except NotImplementedError:
-            return CheckResult(name, False, [NOT_WRITTEN])
-        except Exception as error:  # noqa: BLE001 - a checker reports, it never raises
-            lines.append(f"case {i}: raised {type(error).__name__}: {error}")
-            continue
-        try:
-            problem = judge(got, *case)
-        except Exception as error:  # noqa: BLE001 - e.g. a learner's result of a strange type
-            problem = f"returned something unexpected ({type(error).__name__}: {error})"
-        if problem:
-            lines.append(f"case {i}: {problem}")
-    if lines:
-        return CheckResult(name, False, lines)
-    return CheckResult(name, True, ["1 case agrees with minitf" if len(cases) == 1
-                                    else f"{len(cases)} cases agree with minitf"])
-
-
-def diagnose(got, expected, known_mistakes, rtol=1e-5, atol=1e-6):
-    """None if `got` matches `expected`; otherwise what differs, plus the name of the first
-    known mistake (a list of (wrong_result, hint)) that `got` reproduces. A mistake is
-    matched 10 times more loosely than a right answer, so that a slip made together with a
-    harmless difference in rounding is still recognised."""
-    problem = describe_difference(got, expected, rtol, atol)
-    if problem is None:
-        return None
-    got = np.asarray(got)
-    for wrong, hint in known_mistakes:
-        wrong = np.asarray(wrong)
-        if got.shape == wrong.shape and got.dtype.kind == wrong.dtype.kind:
-            if (np.array_equal(got, wrong) if wrong.dtype == bool
-                    else np.allclose(got, wrong, rtol=10 * rtol, atol=10 * atol)):
-                return f"{problem} — {hint}"
-    return problem
 
 
 # ---------------------------------------------------------------- causal mask
 
-def _judge_causal_mask(got, n):
-    expected = causal_mask(n)
-    if got is not None and np.asarray(got).dtype != bool and np.array_equal(got, expected):
-        return (f"right pattern but dtype {np.asarray(got).dtype}; masks are boolean "
-                "(use dtype=bool or .astype(bool))")
-    upper = np.triu(np.ones((n, n), dtype=bool))
-    return diagnose(got, expected, [
-        (upper, "this is the transpose: row i (the query) may see columns 0..i, on and "
-                "below the diagonal — np.tril, not np.triu"),
-        (~expected, "True and False are swapped: True must mean 'may attend'"),
-        (np.tril(np.ones((n, n), dtype=bool), k=-1),
-         "the diagonal is False, but a position may attend to itself"),
-    ])
-
-
-def check_causal_mask(fn):
-    """fn(n) -> (n, n) bool, True on and below the diagonal."""
-    return run_cases("causal_mask", fn, [(1,), (2,), (5,)], _judge_causal_mask)
+CAUSAL_MASK = Exercise(
+    name="causal_mask", checker="check_causal_mask", args=("n",),
+    task="an (n, n) bool array, True on and below the diagonal (row i may see 0..i)",
+    cases=lambda: [Case((1,)), Case((2,)), Case((5,))],
+    reference=causal_mask,
+    mistakes=(
+        Mistake("this is the transpose: row i (the query) may see columns 0..i, on and below "
+                "the diagonal — np.tril, not np.triu",
+                lambda n: np.triu(np.ones((n, n), dtype=bool))),
+        Mistake("True and False are swapped: True must mean 'may attend'",
+                lambda n: ~causal_mask(n)),
+        Mistake("the diagonal is False, but a position may attend to itself",
+                lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1)),
+        Mistake("masks are boolean: use np.ones((n, n), dtype=bool), or .astype(bool)",
+                lambda n: np.tril(np.ones((n, n)))),
+    ))
 
 
 # ------------------------------------------------------------ masked attention
 
-def _attention_without_scaling(q, k, v, mask):
-    scores = np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf)
-    return softmax(scores)
+def _scores(q, k):
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
 
 
-def _softmax_then_mask(q, k, v, mask):
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    return softmax(scores) * mask
+def _out_and_weights(weights, v):
+    return weights @ v, weights
 
 
-def _masked_scores_zero(q, k, v, mask):
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    return softmax(np.where(mask, scores, 0.0))
-
-
-def _judge_masked_attention(got, q, k, v, mask):
-    if not isinstance(got, tuple) or len(got) != 2:
-        return (f"returned a {type(got).__name__}; return the pair (out, weights)")
-    out, weights = got
-    expected_out, expected_weights = scaled_dot_product_attention(q, k, v, mask)
-    problem = diagnose(weights, expected_weights, [
-        (_softmax_then_mask(q, k, v, mask),
-         "the masked weights are 0 but the rows no longer sum to 1: mask the scores "
-         "with -inf before the softmax, not the weights after it"),
-        (_masked_scores_zero(q, k, v, mask),
-         "masked positions still get weight: a score of 0 gives exp(0) = 1; use -np.inf"),
-        (softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])),
-         "the mask was not applied: masked positions must get weight 0"),
-        (_attention_without_scaling(q, k, v, mask),
-         "the scores were not divided by √d_k"),
-    ])
-    if problem:
-        return "weights: " + problem
-    problem = describe_difference(out, expected_out)
-    if problem:
-        return "out: " + problem + " (out = weights @ v)"
-    return None
+MASKED_ATTENTION = Exercise(
+    name="masked_attention", checker="check_masked_attention", args=("q", "k", "v", "mask"),
+    task="the pair (out, weights) of softmax(q kᵀ/√d_k) with the masked scores at -inf, as "
+         "scaled_dot_product_attention",
+    cases=lambda: _masked_attention_cases(),
+    reference=scaled_dot_product_attention, labels=("out", "weights"),
+    mistakes=(
+        Mistake("the masked weights are 0 but the rows no longer sum to 1: mask the scores "
+                "with -inf before the softmax, not the weights after it",
+                lambda q, k, v, mask: _out_and_weights(softmax(_scores(q, k)) * mask, v)),
+        Mistake("masked positions still get weight: a score of 0 gives exp(0) = 1; use -np.inf",
+                lambda q, k, v, mask: _out_and_weights(
+                    softmax(np.where(mask, _scores(q, k), 0.0)), v)),
+        Mistake("the mask was not applied: masked positions must get weight 0",
+                lambda q, k, v, mask: _out_and_weights(softmax(_scores(q, k)), v)),
+        Mistake("the scores were not divided by √d_k",
+                lambda q, k, v, mask: _out_and_weights(
+                    softmax(np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf)), v)),
+        Mistake("return the pair (out, weights), not only out",
+                lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0]),
+    ))
 
 
 def _masked_attention_cases():
@@ -134,64 +69,33 @@ def _masked_attention_cases():
     q, k, v = (rng.standard_normal((4, 3)) for _ in range(3))
     tokens = np.array([[7, 8, 9, 2, 0, 0], [7, 2, 0, 0, 0, 0]])
     return [
-        (q, k, v, causal_mask(4)),  # one sequence, (L, L) scores
-        (rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 6, 4)),
-         rng.standard_normal((2, 6, 3)), padding_mask(tokens)[:, 0]),  # (2, 1, 6) padding
-        (2 * rng.standard_normal((2, 3, 5, 4)), 2 * rng.standard_normal((2, 3, 5, 4)),
-         rng.standard_normal((2, 3, 5, 2)), causal_mask(5)),  # (B, h, L, L) like the model
+        Case((q, k, v, causal_mask(4)), "one sequence with the causal mask"),
+        Case((rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 6, 4)),
+              rng.standard_normal((2, 6, 3)), padding_mask(tokens)[:, 0]),
+             "a batch of 2 with a (2, 1, 6) padding mask"),
+        Case((2 * rng.standard_normal((2, 3, 5, 4)), 2 * rng.standard_normal((2, 3, 5, 4)),
+              rng.standard_normal((2, 3, 5, 2)), causal_mask(5)),
+             "(B, h, L, d_k) like the model, causal mask"),
     ]
-
-
-def check_masked_attention(fn):
-    """fn(q, k, v, mask) -> (out, weights), as minitf.attention.scaled_dot_product_attention."""
-    return run_cases("masked_attention", fn, _masked_attention_cases(),
-                     _judge_masked_attention)
 
 
 # --------------------------------------------------------------- decoder layer
 
-def _decoder_mistakes(y, memory, layer, tgt_mask, memory_mask):
-    """(wrong output, hint) for the usual slips in a post-LN decoder layer."""
-    sa, ca, ffn = layer.self_attn, layer.cross_attn, layer.ffn
-    n1, n2, n3 = layer.norm1, layer.norm2, layer.norm3
-
-    def post_ln(self_mask=tgt_mask, from_memory=True, residual=True):
-        keep = 1.0 if residual else 0.0
-        h = n1(keep * y + sa(y, mask=self_mask))
-        cross = ca(h, memory, mask=memory_mask) if from_memory else ca(h)
-        h = n2(keep * h + cross)
-        return n3(keep * h + ffn(h))
-
-    pre = y + sa(n1(y), mask=tgt_mask)
-    pre = pre + ca(n2(pre), memory, mask=memory_mask)
-    pre = pre + ffn(n3(pre))
-    return [
-        (pre, "that is the pre-LN order; this exercise is post-LN: "
-              "y = norm(y + sublayer(y)) after each sub-layer"),
-        (post_ln(from_memory=False), "the cross-attention must take its keys and values "
-                                     "from `memory`: cross_attn(y, memory, mask=memory_mask)"),
-        (post_ln(self_mask=None), "the masked self-attention ignores tgt_mask, so it "
-                                  "looks at later tokens"),
-        (post_ln(residual=False), "a residual connection is missing: add the sub-layer's "
-                                  "input back before each norm"),
-    ]
+def _post_ln(y, memory, layer, tgt_mask, memory_mask, *, self_mask=True, from_memory=True,
+             residual=True):
+    """The post-LN decoder layer, and (with other flags) the usual wrong versions."""
+    keep = 1.0 if residual else 0.0
+    h = layer.norm1(keep * y + layer.self_attn(y, mask=tgt_mask if self_mask else None))
+    cross = (layer.cross_attn(h, memory, mask=memory_mask) if from_memory
+             else layer.cross_attn(h))
+    h = layer.norm2(keep * h + cross)
+    return layer.norm3(keep * h + layer.ffn(h))
 
 
-def _judge_decoder_layer(got, y, memory, layer, tgt_mask, memory_mask):
-    expected = layer(y, memory, tgt_mask, memory_mask)
-    return diagnose(got, expected, _decoder_mistakes(y, memory, layer, tgt_mask, memory_mask))
-
-
-def perturb_norms_and_biases(module, seed):
-    """Move every LayerNorm γ, β and every bias of `module` away from its initial 1 or 0
-    (in place), so that an answer which leaves one of them out gives another output."""
-    rng = np.random.default_rng(seed)
-    state = module.state_dict()
-    for name, value in state.items():
-        if name.endswith(("gamma", "beta")) or ".b" in name:
-            state[name] = value + 0.3 * rng.standard_normal(value.shape)
-    module.load_state_dict(state)
-    return module
+def _pre_ln(y, memory, layer, tgt_mask, memory_mask):
+    y = y + layer.self_attn(layer.norm1(y), mask=tgt_mask)
+    y = y + layer.cross_attn(layer.norm2(y), memory, mask=memory_mask)
+    return y + layer.ffn(layer.norm3(y))
 
 
 def _random_decoder_layer(d_model, num_heads, d_ff, seed):
@@ -203,15 +107,52 @@ def _decoder_cases():
     rng = np.random.default_rng(60)
     src = np.array([[5, 6, 7, 2, 0], [8, 2, 0, 0, 0]])
     return [
-        (rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 5, 8)),
-         _random_decoder_layer(8, 2, 16, seed=1), causal_mask(4), padding_mask(src)),
-        (rng.standard_normal((1, 3, 12)), rng.standard_normal((1, 2, 12)),
-         _random_decoder_layer(12, 3, 24, seed=2), causal_mask(3), None),
+        Case((rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 5, 8)),
+              _random_decoder_layer(8, 2, 16, seed=1), causal_mask(4), padding_mask(src)),
+             "a batch of 2, padded sources, d_model = 8"),
+        Case((rng.standard_normal((1, 3, 12)), rng.standard_normal((1, 2, 12)),
+              _random_decoder_layer(12, 3, 24, seed=2), causal_mask(3), None),
+             "one sentence, no memory mask, d_model = 12"),
     ]
+
+
+DECODER_LAYER = Exercise(
+    name="decoder_layer", checker="check_decoder_layer",
+    args=("y", "memory", "layer", "tgt_mask", "memory_mask"),
+    task="the post-LN decoder layer: norm1(y + self_attn), norm2(· + cross_attn with "
+         "memory), norm3(· + ffn)",
+    cases=_decoder_cases,
+    reference=lambda y, memory, layer, tgt_mask, memory_mask: layer(
+        y, memory, tgt_mask, memory_mask),
+    mistakes=(
+        Mistake("that is the pre-LN order; this exercise is post-LN: y = norm(y + sublayer(y)) "
+                "after each sub-layer", _pre_ln),
+        Mistake("the cross-attention must take its keys and values from `memory`: "
+                "cross_attn(y, memory, mask=memory_mask)",
+                lambda *args: _post_ln(*args, from_memory=False)),
+        Mistake("the masked self-attention ignores tgt_mask, so it looks at later tokens",
+                lambda *args: _post_ln(*args, self_mask=False)),
+        Mistake("a residual connection is missing: add the sub-layer's input back before "
+                "each norm", lambda *args: _post_ln(*args, residual=False)),
+    ))
+
+
+def check_causal_mask(fn):
+    """fn(n) -> (n, n) bool, True on and below the diagonal. An exercise of notebook 06."""
+    return CAUSAL_MASK.check(fn)
+
+
+def check_masked_attention(fn):
+    """fn(q, k, v, mask) -> (out, weights), as minitf.attention.scaled_dot_product_attention.
+    An exercise of notebook 06."""
+    return MASKED_ATTENTION.check(fn)
 
 
 def check_decoder_layer(fn):
     """fn(y, memory, layer, tgt_mask, memory_mask) -> the post-LN decoder layer's output,
     built from layer.self_attn, layer.norm1, layer.cross_attn, layer.norm2, layer.ffn,
-    layer.norm3."""
-    return run_cases("decoder_layer", fn, _decoder_cases(), _judge_decoder_layer)
+    layer.norm3. An exercise of notebook 06."""
+    return DECODER_LAYER.check(fn)
+
+
+EXERCISES = [CAUSAL_MASK, MASKED_ATTENTION, DECODER_LAYER]

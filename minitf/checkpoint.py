@@ -1,0 +1,221 @@
+"""Checkpoints: a translator's weights, its config and its vocabularies in one .npz file.
+Used in notebook 08 §6 and by `python -m minitf train` / `translate --checkpoint`.
+
+A file holds `format`, `config` (JSON of TransformerConfig), `metadata` (JSON), the two
+vocabularies and one `param/<dotted name>` array per parameter. It is read with
+allow_pickle=False, and everything about it is checked before anything large is allocated:
+anything wrong is a ValueError that names the path.
+"""
+
+import dataclasses
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from . import tasks
+from .model import Transformer, TransformerConfig
+
+CHECKPOINT_FORMAT = "minitf-translator-1"
+PARAM_PREFIX = "param/"
+TEXT_MEMBERS = ("format", "config", "metadata")
+VOCAB_MEMBERS = ("source_vocab", "target_vocab")
+MAX_POSITIONS = 1 << 16  # a larger positional table in a config is refused, not allocated
+
+
+def save_checkpoint(path, model, **metadata):
+    """Write the model's weights, config and the task's vocabularies to one .npz at `path`.
+
+    `metadata` (JSON-serialisable values) is stored too. The file is written under a temporary
+    name and then renamed, so a failed save leaves an earlier file at `path` as it was.
+    Notebook 08 §6.
+    """
+    path = Path(path)
+    config = model.config
+    sizes = (config.src_vocab_size, config.tgt_vocab_size)
+    task_sizes = (len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB))
+    if sizes != task_sizes:
+        raise ValueError(f"the model's vocabulary sizes {sizes} are not the number task's "
+                         f"{task_sizes}: a checkpoint stores the task's vocabularies")
+    arrays = {PARAM_PREFIX + name: p for name, p in model.named_parameters()}
+    arrays.update(
+        format=np.array(CHECKPOINT_FORMAT),
+        config=np.array(json.dumps(dataclasses.asdict(config))),
+        metadata=np.array(json.dumps(metadata)),
+        source_vocab=np.array(tasks.SOURCE_VOCAB.tokens),
+        target_vocab=np.array(tasks.TARGET_VOCAB.tokens),
+    )
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _file_mode(path))
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path):
+    """A checkpoint written by save_checkpoint -> (model, meta).
+
+    meta: {"config" (TransformerConfig), "source_vocab", "target_vocab" (tasks.Vocab),
+    "metadata" (dict)}. A missing file is FileNotFoundError; a truncated, corrupt or foreign
+    file, a config that does not fit the weights, or weights that are not finite is a
+    ValueError naming the path.
+    Notebook 07 (the shipped translator) and 08 §6.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such checkpoint")
+    try:
+        return _load(path)
+    except (ValueError, TypeError, KeyError, EOFError, OSError, zipfile.BadZipFile,
+            zlib.error) as e:
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        message = str(e) if isinstance(e, ValueError) else f"corrupt checkpoint ({e})"
+        raise ValueError(f"{path}: {message}") from None
+
+
+def _load(path):
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder, not a checkpoint file")
+    if not zipfile.is_zipfile(path):
+        raise ValueError("not a minitf checkpoint (not an .npz file, or truncated)")
+    with zipfile.ZipFile(path) as archive:
+        members = {name[:-len(".npy")]: name for name in archive.namelist()
+                   if name.endswith(".npy")}
+        missing = [k for k in TEXT_MEMBERS + VOCAB_MEMBERS if k not in members]
+        if missing:
+            raise ValueError(f"not a minitf checkpoint (no {', '.join(missing)})")
+        unexpected = sorted(k for k in members
+                            if k not in TEXT_MEMBERS + VOCAB_MEMBERS
+                            and not k.startswith(PARAM_PREFIX))
+        if unexpected:
+            raise ValueError(f"not a minitf checkpoint (unexpected members {unexpected})")
+        headers = {k: _header(archive, name) for k, name in members.items()}
+        for key in TEXT_MEMBERS:
+            _require_small_text(key, headers[key])
+        if _text(archive, members["format"]) != CHECKPOINT_FORMAT:
+            raise ValueError(f"unknown checkpoint format {_text(archive, members['format'])!r} "
+                             f"(expected {CHECKPOINT_FORMAT!r})")
+        config = _config(_text(archive, members["config"]))
+        metadata = json.loads(_text(archive, members["metadata"]))
+        source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
+        target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
+        sizes = (config.src_vocab_size, config.tgt_vocab_size)
+        if sizes != (len(source_vocab), len(target_vocab)):
+            raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
+                             f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
+        params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
+                  if k.startswith(PARAM_PREFIX)}
+        dtype = _check_weights_fit(config, params)
+        model = Transformer.from_config(config, dtype=dtype, rng=0)
+        state = {name: _array(archive, members[PARAM_PREFIX + name]) for name in params}
+    bad = [name for name, value in state.items() if not np.isfinite(value).all()]
+    if bad:
+        raise ValueError(f"weights that are not finite (NaN or inf) in {', '.join(bad)}")
+    model.load_state_dict(state)
+    meta = dict(config=config, source_vocab=source_vocab, target_vocab=target_vocab,
+                metadata=metadata)
+    return model, meta
+
+
+def _header(archive, name):
+    """(shape, dtype) of one .npy member, read from its header only."""
+    with archive.open(name) as f:
+        version = np.lib.format.read_magic(f)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read(f)
+    if dtype.hasobject:
+        raise ValueError(f"{name} holds Python objects; a checkpoint holds only numbers and text")
+    return shape, dtype
+
+
+def _array(archive, name):
+    with archive.open(name) as f:
+        return np.lib.format.read_array(f, allow_pickle=False)
+
+
+def _require_small_text(key, header):
+    shape, dtype = header
+    if dtype.kind != "U" or shape != () or dtype.itemsize > 4 << 20:
+        raise ValueError(f"{key!r} should be text, got {dtype} of shape {shape}")
+
+
+def _text(archive, name):
+    return str(_array(archive, name))
+
+
+def _config(text):
+    fields = {f.name: f.type for f in dataclasses.fields(TransformerConfig)}
+    config = json.loads(text)
+    if not isinstance(config, dict):
+        raise ValueError(f"the config should be a JSON object, got {type(config).__name__}")
+    unknown = sorted(set(config) - set(fields))
+    missing = sorted(set(fields) - set(config) - {"norm_first", "activation"})
+    if unknown or missing:
+        raise ValueError(f"the config has unknown keys {unknown} or lacks {missing}")
+    for name, value in config.items():
+        if name == "norm_first":
+            ok = isinstance(value, bool)
+        elif name == "activation":
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if not ok:
+            raise ValueError(f"the config's {name}={value!r} is not valid")
+    if config["max_len"] > MAX_POSITIONS:
+        raise ValueError(f"the config's max_len={config['max_len']} is more than "
+                         f"{MAX_POSITIONS} positions")
+    return TransformerConfig(**config)
+
+
+def _check_weights_fit(config, params):
+    """The one float dtype of the weights, after checking that the arrays' shapes agree with
+    the config's sizes (so a config cannot make us allocate more than the file holds)."""
+    dtypes = sorted({str(dtype) for _, dtype in params.values()})
+    if len(dtypes) != 1 or dtypes[0] not in ("float32", "float64"):
+        raise ValueError(f"expected weights of one dtype, float32 or float64; got {dtypes}")
+    c = config
+    expected = {"src_embed.weight": (c.src_vocab_size, c.d_model),
+                "tgt_embed.weight": (c.tgt_vocab_size, c.d_model),
+                "generator.W": (c.d_model, c.tgt_vocab_size),
+                "encoder.layers.0.ffn.W_1": (c.d_model, c.d_ff),
+                f"encoder.layers.{c.num_layers - 1}.norm2.gamma": (c.d_model,),
+                f"decoder.layers.{c.num_layers - 1}.norm3.gamma": (c.d_model,)}
+    for name, shape in expected.items():
+        if name not in params or params[name][0] != shape:
+            got = params[name][0] if name in params else "nothing"
+            raise ValueError(f"the weights do not fit the config: {name} should have shape "
+                             f"{shape}, got {got}")
+    return dtypes[0]
+
+
+def _vocab(archive, name, key):
+    shape, dtype = _header(archive, name)
+    n = len(tasks.SPECIAL_TOKENS)
+    if dtype.kind != "U" or len(shape) != 1 or shape[0] > 1 << 20:
+        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
+    tokens = _array(archive, name)
+    if tuple(tokens[:n]) != tasks.SPECIAL_TOKENS:
+        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
+    return tasks.Vocab(tokens[n:].tolist())
+
+
+def _file_mode(path):
+    """The mode a newly created file would get (mkstemp's files are private)."""
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

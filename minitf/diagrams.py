@@ -1,0 +1,626 @@
+"""The Transformer drawn in code: boxes, arrows and labels, one function per diagram.
+
+Every function returns a ``matplotlib.figure.Figure``; a notebook shows it as a cell's last
+value, a script saves it with ``fig.savefig(...)``. The figures are closed in pyplot as soon as
+they are made, so a notebook shows each once and nothing piles up in pyplot's list.
+
+One colour per kind of block across all diagrams (``COLORS``): attention orange, feed-forward
+blue, normalisation yellow, embeddings pink, positions lavender, linear maps periwinkle,
+softmax green, data white. ``highlight=`` outlines the part a notebook is about in red; each
+function's docstring lists its parts, and an unknown name is an error that lists them too.
+Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
+``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
+figure are inches from its lower-left corner.
+"""
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.path import Path as _Path
+
+from .viz import use_cjk_font
+
+__all__ = [
+    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
+    "generation_loop", "multi_head", "save_gallery", "transformer",
+]
+
+COLORS = {
+    "attention": "#F9D3A8",
+    "ffn": "#C3E1F4",
+    "norm": "#F6EDB0",
+    "embed": "#F6C8D0",
+    "position": "#DDD0EE",
+    "linear": "#D0D8F2",
+    "softmax": "#CBE8C5",
+    "data": "#FFFFFF",
+    "mask": "#E2E2E2",
+    "stack": "#ECE4D8",  # a whole encoder or decoder drawn as one box
+}
+HEAD_COLORS = ("#A8DCD1", "#F4BFCB", "#CDBDEB", "#DCDD99")  # head 1..4 in multi_head()
+HIGHLIGHT_COLOR = "#D62728"
+EDGE_COLOR = "#505050"
+INK = "#262626"  # text and arrows
+NOTE_COLOR = "#5A5A5A"  # shapes and side notes
+FONT = 10.5
+SMALL = 10
+
+# What ``highlight=`` accepts, per diagram.
+PARTS = {
+    "transformer": ("encoder", "decoder", "embedding", "positional", "attention",
+                    "masked_attention", "cross_attention", "ffn", "norm", "memory", "generator"),
+    "attention_flow": ("projections", "qkv", "scores", "mask", "softmax", "weighted_sum"),
+    "multi_head": ("projections", "split", "heads", "concat", "output"),
+    "encoder_layer": ("attention", "ffn", "norm", "residual"),
+    "decoder_layer": ("masked_attention", "cross_attention", "ffn", "norm", "memory", "mask"),
+    "generation_loop": ("encoder", "decoder", "feedback", "stop"),
+}
+
+
+# --- drawing helpers: positions and sizes are in inches ---------------------------------
+
+@dataclass(frozen=True)
+class _Box:
+    """Where a drawn box (or circle) sits: centre ``(x, y)``, width ``w``, height ``h``."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    def left(self, dy=0.0):
+        return (self.x - self.w / 2, self.y + dy)
+
+    def right(self, dy=0.0):
+        return (self.x + self.w / 2, self.y + dy)
+
+    def top(self, dx=0.0):
+        return (self.x + dx, self.y + self.h / 2)
+
+    def bottom(self, dx=0.0):
+        return (self.x + dx, self.y - self.h / 2)
+
+
+def _lighter(highlight, parts):
+    """Check ``highlight`` against ``parts``; return ``on(*names)``: is any of them lit?"""
+    if isinstance(highlight, str):
+        highlight = (highlight,)
+    lit = set(highlight or ())
+    unknown = sorted(lit - set(parts))
+    if unknown:
+        raise ValueError(f"cannot highlight {unknown}: this diagram's parts are {list(parts)}")
+    return lambda *names: bool(lit.intersection(names))
+
+
+def _canvas(width, height):
+    """Axes filling a blank ``width`` × ``height`` inch figure, one data unit per inch."""
+    use_cjk_font()
+    fig = plt.figure(figsize=(width, height))
+    plt.close(fig)  # the caller shows or saves it; pyplot must not show it a second time
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+    return ax
+
+
+def _text(ax, x, y, s, *, size=FONT, color=INK, ha="center", va="center", gid=None, **kw):
+    return ax.text(x, y, s, fontsize=size, color=color, ha=ha, va=va, gid=gid,
+                   linespacing=1.3, **kw)
+
+
+def _box(ax, x, y, w, h, label, kind, *, gid, lit=False, size=FONT, dashed=False,
+         facecolor=None, **text_kw):
+    """A rounded box filled with the colour of its ``kind``, its label centred inside."""
+    ax.add_patch(FancyBboxPatch(
+        (x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.06",
+        facecolor=facecolor or COLORS[kind], edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+        linewidth=2.8 if lit else 1.1, linestyle="--" if dashed else "-", gid=gid, zorder=2))
+    if label:
+        _text(ax, x, y, label, size=size, gid=f"{gid}.label", zorder=3, **text_kw)
+    return _Box(x, y, w, h)
+
+
+def _add(ax, x, y, *, gid, lit=False, r=0.13):
+    """The residual sum: a circle with a plus."""
+    ax.add_patch(Circle((x, y), r, facecolor="white", gid=gid, zorder=2,
+                        edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                        linewidth=2.4 if lit else 1.1))
+    ax.plot([x - 0.55 * r, x + 0.55 * r], [y, y], color=INK, lw=1.2, zorder=3)
+    ax.plot([x, x], [y - 0.55 * r, y + 0.55 * r], color=INK, lw=1.2, zorder=3)
+    return _Box(x, y, 2 * r, 2 * r)
+
+
+def _arrow(ax, *points, lit=False, head=True, gid=None, color=INK, lw=1.3):
+    """A line through ``points`` (turning at right angles), with an arrowhead at the last."""
+    color, lw = (HIGHLIGHT_COLOR, 2.4) if lit else (color, lw)
+    style = "-|>,head_length=0.5,head_width=0.22" if head else "-"
+    ax.add_patch(FancyArrowPatch(
+        path=_Path(points), arrowstyle=style, mutation_scale=16, color=color, linewidth=lw,
+        joinstyle="miter", capstyle="butt", gid=gid, zorder=1.5))
+
+
+def _dot(ax, point, *, lit=False):
+    """A junction where a line splits in two."""
+    ax.add_patch(Circle(point, 0.035, color=HIGHLIGHT_COLOR if lit else INK, zorder=3))
+
+
+def _frame(ax, x0, y0, x1, y1, *, gid, lit=False, label="N×", side="left", name=None):
+    """A dashed frame around a repeated block, "N×" (and a name) outside it on ``side``."""
+    ax.add_patch(FancyBboxPatch(
+        (x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0,rounding_size=0.12",
+        facecolor="#F6F6F6", edgecolor=HIGHLIGHT_COLOR if lit else "#8C8C8C",
+        linewidth=2.8 if lit else 1.2, linestyle=(0, (5, 3)), gid=gid, zorder=0.5))
+    # Bold from the Latin font alone: the CJK font has no bold face to fall back on.
+    bold = dict(size=15, weight="bold", family="sans-serif", gid=f"{gid}.n")
+    if side == "top":
+        _text(ax, x1, y1 + 0.06, label, ha="right", va="bottom", **bold)
+        return
+    x, ha = (x0 - 0.12, "right") if side == "left" else (x1 + 0.12, "left")
+    y = (y0 + y1) / 2
+    _text(ax, x, y + (0.2 if name else 0), label, ha=ha, **bold)
+    if name:
+        _text(ax, x, y - 0.28, name, ha=ha, va="top", gid=f"{gid}.name",
+              color=HIGHLIGHT_COLOR if lit else INK)
+
+
+def _note(ax, box, s, *, gap=0.06, gid):
+    """A grey note under ``box``: its shape, or what it does."""
+    return _text(ax, box.x, box.y - box.h / 2 - gap, s, size=SMALL, color=NOTE_COLOR, va="top",
+                 gid=gid)
+
+
+def _causal_icon(ax, x, y, n=4, cell=0.075):
+    """A tiny n × n causal mask centred at (x, y): dark where a query may attend."""
+    for i in range(n):  # row i is query i, drawn from the top
+        for j in range(n):
+            ax.add_patch(Rectangle((x + (j - n / 2) * cell, y + (n / 2 - 1 - i) * cell), cell, cell,
+                                   facecolor=INK if j <= i else "white", edgecolor=NOTE_COLOR,
+                                   linewidth=0.5, zorder=3))
+
+
+def _tokens(ax, x, y, tokens, *, w=0.5, h=0.36, gap=0.06, gid, fed_back=()):
+    """A row of token boxes from ``x``; those at ``fed_back`` in the prediction's colour."""
+    return [_box(ax, x + w / 2 + i * (w + gap), y, w, h, token,
+                 "softmax" if i in fed_back else "data", gid=f"{gid}{i}", size=SMALL)
+            for i, token in enumerate(tokens)]
+
+
+def _sine(ax, x, y, r=0.15, *, gid, lit=False):
+    """The positional encoding: a circle holding one period of a sine wave."""
+    ax.add_patch(Circle((x, y), r, facecolor=COLORS["position"], gid=gid, zorder=2,
+                        edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                        linewidth=2.4 if lit else 1.1))
+    t = [i / 20 for i in range(21)]
+    ax.plot([x - 0.7 * r + 1.4 * r * s for s in t],
+            [y + 0.45 * r * math.sin(2 * math.pi * s) for s in t],
+            color=INK, lw=1.1, zorder=3)
+    return _Box(x, y, 2 * r, 2 * r)
+
+
+# --- the diagrams -------------------------------------------------------------------------
+
+def _stack(ax, x, bottom, sublayers, *, prefix, side, on, w):
+    """Sub-layers from ``bottom`` upwards, each followed by Add & Norm (post-LN, as the paper).
+
+    ``sublayers`` holds ``(label, kind, name, parts)``; the residual path of each runs on
+    ``side`` of the column. Returns the boxes by name (``self_attn``, ``norm1``, ...).
+    """
+    sub_h, norm_h, gap, pitch = 0.46, 0.26, 0.10, 1.0
+    sign = -1 if side == "left" else 1
+    boxes, below = {}, None
+    for i, (label, kind, name, parts) in enumerate(sublayers, start=1):
+        y0 = bottom + (i - 1) * pitch
+        sub = _box(ax, x, y0 + sub_h / 2, w, sub_h, label, kind, gid=f"{prefix}.{name}",
+                   lit=on(*parts))
+        norm = _box(ax, x, y0 + sub_h + gap + norm_h / 2, w, norm_h, "Add & Norm", "norm",
+                    gid=f"{prefix}.norm{i}", lit=on("norm"))
+        _arrow(ax, sub.top(), norm.bottom(), head=False)
+        if below is not None:
+            _arrow(ax, below.top(), sub.bottom())
+        split = (x, y0 - 0.09)  # the residual path leaves the main line below the sub-layer
+        _dot(ax, split, lit=on("norm"))
+        edge_x = x + sign * (w / 2 + 0.2)
+        _arrow(ax, split, (edge_x, split[1]), (edge_x, norm.y),
+               norm.left() if side == "left" else norm.right(), lit=on("norm"))
+        boxes[name], boxes[f"norm{i}"], below = sub, norm, norm
+    return boxes
+
+
+def transformer(highlight=None):
+    """The whole encoder-decoder Transformer, drawn bottom to top as in the paper.
+
+    Inputs are embedded (× √d_model) and added to the positional encoding; N encoder layers
+    (self-attention, feed-forward, each with Add & Norm) turn them into the memory, which every
+    decoder layer's cross-attention reads as keys and values. The decoder reads the outputs
+    shifted right (masked self-attention, cross-attention, feed-forward), and the generator
+    (Linear → softmax) turns its last vectors into next-token probabilities.
+
+    ``highlight``: one or more of ``"encoder"``, ``"decoder"``, ``"embedding"``,
+    ``"positional"``, ``"attention"``, ``"masked_attention"``, ``"cross_attention"``, ``"ffn"``,
+    ``"norm"`` (Add & Norm and the residual paths), ``"memory"``, ``"generator"``. Shown in
+    notebooks 00 and 04.
+    """
+    on = _lighter(highlight, PARTS["transformer"])
+    ax = _canvas(10, 5.6)
+    enc_x, dec_x, w, bottom = 2.65, 6.55, 2.5, 1.68
+
+    # Embeddings and positions, one column each.
+    for x, side, name, tokens in (
+        (enc_x, -1, "src", "Inputs: one thousand five <eos>"),
+        (dec_x, 1, "tgt", "Outputs, shifted right: <bos> 一 千 零 五"),
+    ):
+        _text(ax, x, 0.2, tokens, gid=f"{name}_tokens")
+        embed = _box(ax, x, 0.7, w, 0.46,
+                     "Embedding $\\times\\sqrt{d_{\\mathrm{model}}}$\n嵌入", "embed",
+                     gid=f"{name}_embed", lit=on("embedding"))
+        _arrow(ax, (x, 0.32), embed.bottom())
+        plus = _add(ax, x, 1.24, gid=f"{name}_add", lit=on("positional"))
+        _arrow(ax, embed.top(), plus.bottom())
+        pe = _sine(ax, x + side * 0.6, 1.24, gid=f"{name}_pe", lit=on("positional"))
+        _arrow(ax, pe.left() if side > 0 else pe.right(), plus.right() if side > 0 else plus.left())
+        _text(ax, pe.x + side * 0.25, pe.y, "Positional\nencoding 位置编码",
+              ha="left" if side > 0 else "right", gid=f"{name}_pe_label")
+        _arrow(ax, plus.top(), (x, bottom))
+
+    enc = _stack(ax, enc_x, bottom, [
+        ("Multi-Head Attention\n多头注意力", "attention", "self_attn", ("attention",)),
+        ("Feed Forward\n前馈网络", "ffn", "ffn", ("ffn",)),
+    ], prefix="encoder", side="left", on=on, w=w)
+    dec = _stack(ax, dec_x, bottom, [
+        ("Masked Multi-Head Attention\n掩码自注意力", "attention", "self_attn",
+         ("attention", "masked_attention")),
+        ("Multi-Head Cross-Attention\n交叉注意力", "attention", "cross_attn",
+         ("attention", "cross_attention")),
+        ("Feed Forward\n前馈网络", "ffn", "ffn", ("ffn",)),
+    ], prefix="decoder", side="right", on=on, w=w)
+    enc_top, dec_top = enc["norm2"].top()[1], dec["norm3"].top()[1]
+    _frame(ax, enc_x - w / 2 - 0.4, bottom - 0.2, enc_x + w / 2 + 0.15, enc_top + 0.14,
+           gid="encoder", lit=on("encoder"), side="left", name="Encoder\n编码器")
+    _frame(ax, dec_x - w / 2 - 0.15, bottom - 0.2, dec_x + w / 2 + 0.4, dec_top + 0.14,
+           gid="decoder", lit=on("decoder"), side="right", name="Decoder\n解码器")
+
+    # The memory: the encoder's output, keys and values for every decoder cross-attention.
+    cross = dec["cross_attn"]
+    turn_x, high_y = (enc_x + w / 2 + dec_x - w / 2) / 2, enc_top + 0.45
+    _arrow(ax, (enc_x, enc_top), (enc_x, high_y), (turn_x, high_y), (turn_x, cross.y),
+           cross.left(), lit=on("memory"))
+    _text(ax, (enc_x + turn_x) / 2, high_y + 0.05, "memory, read by\nevery decoder layer",
+          va="bottom", gid="memory_label")
+    _text(ax, (turn_x + cross.left()[0]) / 2, cross.y + 0.05, "K, V", va="bottom",
+          gid="kv_label", size=SMALL)
+
+    # The generator: Linear → softmax, one distribution per output position.
+    linear = _box(ax, dec_x, dec_top + 0.36, w, 0.26, "Linear", "linear",
+                  gid="generator.linear", lit=on("generator"))
+    softmax = _box(ax, dec_x, linear.y + 0.38, w, 0.26, "Softmax", "softmax",
+                   gid="generator.softmax", lit=on("generator"))
+    _arrow(ax, (dec_x, dec_top), linear.bottom())
+    _arrow(ax, linear.top(), softmax.bottom())
+    _arrow(ax, softmax.right(), (softmax.right()[0] + 0.35, softmax.y))
+    _text(ax, softmax.right()[0] + 0.45, softmax.y, "Output probabilities\n→ 一 千 零 五 <eos>",
+          ha="left", gid="outputs")
+    return ax.figure
+
+
+def attention_flow(highlight=None):
+    """Self-attention in matrix form: X → Q, K, V → scores → (mask) → softmax → weights × V → Z.
+
+    Every box carries the shape of what it holds (L tokens, model width d_model, key width
+    d_k, value width d_v). ``highlight``: one or more of ``"projections"``, ``"qkv"``,
+    ``"scores"``, ``"mask"``, ``"softmax"``, ``"weighted_sum"``. Shown in notebooks 01 and 02.
+    """
+    on = _lighter(highlight, PARTS["attention_flow"])
+    ax = _canvas(10, 4.3)
+    _text(ax, 0.25, 3.95, "Self-attention 自注意力, matrix form", size=12, ha="left",
+          gid="title")
+    _text(ax, 9.75, 3.95, r"$Z = \mathrm{softmax}\left(\dfrac{QK^\top}{\sqrt{d_k}}\right)V$",
+          size=12, ha="right", gid="formula")
+    rows = {"Q": 3.0, "K": 1.95, "V": 0.9}
+    x_box = _box(ax, 0.6, rows["K"], 0.6, 1.5, "X", "data", gid="X", size=14)
+    _note(ax, x_box, r"$L \times d_{\mathrm{model}}$", gid="X.shape")
+
+    # X times W^Q, W^K, W^V: one branch per matrix.
+    split_x = 1.2
+    _dot(ax, (split_x, rows["K"]))
+    ax.plot([x_box.right()[0], split_x], [rows["K"]] * 2, color=INK, lw=1.3)
+    qkv = {}
+    for name, y in rows.items():
+        width = "d_v" if name == "V" else "d_k"
+        weight = _box(ax, 1.9, y, 0.75, 0.5, f"$W^{name}$", "linear", gid=f"W_{name}", size=13,
+                      lit=on("projections"))
+        _note(ax, weight, rf"$d_{{\mathrm{{model}}}} \times {width}$", gid=f"W_{name}.shape")
+        _arrow(ax, (split_x, rows["K"]), (split_x, y), weight.left())
+        qkv[name] = _box(ax, 3.0, y, 0.6, 0.5, name, "data", gid=name, size=14, lit=on("qkv"))
+        _note(ax, qkv[name], rf"$L \times {width}$", gid=f"{name}.shape")
+        _arrow(ax, weight.right(), qkv[name].left())
+
+    # Scores, mask, softmax, then the weighted sum of the values.
+    y = (rows["Q"] + rows["K"]) / 2
+    scores = _box(ax, 4.55, y, 1.2, 0.66, "scores\n" + r"$QK^\top/\sqrt{d_k}$", "data",
+                  gid="scores", lit=on("scores"))
+    _note(ax, scores, r"$L \times L$", gid="scores.shape")
+    elbow = 3.7
+    _arrow(ax, qkv["Q"].right(), (elbow, rows["Q"]), (elbow, y + 0.15), scores.left(0.15))
+    _arrow(ax, qkv["K"].right(), (elbow, rows["K"]), (elbow, y - 0.15), scores.left(-0.15))
+    mask = _box(ax, 5.95, y, 0.95, 0.66, "mask\n(optional)", "mask", gid="mask", dashed=True,
+                lit=on("mask"))
+    _note(ax, mask, "−∞ where\nnot allowed", gid="mask.note")
+    softmax = _box(ax, 7.2, y, 0.95, 0.66, "softmax\nper row", "softmax", gid="softmax",
+                   lit=on("softmax"))
+    _note(ax, softmax, "weights\n" + r"$L \times L$", gid="softmax.note")
+    times_v = _box(ax, 8.35, y, 0.7, 0.66, r"$\times\ V$", "data", gid="times_v", size=13,
+                   lit=on("weighted_sum"))
+    z = _box(ax, 9.4, y, 0.55, 0.66, "Z", "data", gid="Z", size=14)
+    _note(ax, z, r"$L \times d_v$", gid="Z.shape")
+    for a, b in ((scores, mask), (mask, softmax), (softmax, times_v), (times_v, z)):
+        _arrow(ax, a.right(), b.left())
+    _arrow(ax, qkv["V"].right(), (times_v.x, rows["V"]), times_v.bottom(), lit=on("weighted_sum"))
+    return ax.figure
+
+
+def multi_head(highlight=None):
+    """Multi-head attention with h = 4 heads: project, split, attend per head, concat, W^O.
+
+    Head i takes the contiguous column block i of Q, K and V (columns i·d_k to (i+1)·d_k);
+    the heads' outputs are put side by side again and mixed by W^O. ``highlight``: one or more
+    of ``"projections"``, ``"split"``, ``"heads"``, ``"concat"``, ``"output"``. Shown in
+    notebook 03.
+    """
+    on = _lighter(highlight, PARTS["multi_head"])
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "Multi-head attention 多头注意力", size=12, ha="left", gid="title")
+    _text(ax, 9.75, 5.3, r"$\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \ldots,"
+          r" \mathrm{head}_h)\,W^O$", size=12, ha="right", gid="formula")
+    rows = {"Q": 4.35, "K": 3.75, "V": 3.15}
+    x_box = _box(ax, 0.55, rows["K"], 0.6, 1.7, "X", "data", gid="X", size=14)
+    _note(ax, x_box, r"$L \times d_{\mathrm{model}}$", gid="X.shape")
+    split_x, block_w, x0 = 1.05, 1.15, 2.75
+    _dot(ax, (split_x, rows["K"]))
+    ax.plot([x_box.right()[0], split_x], [rows["K"]] * 2, color=INK, lw=1.3)
+    for name, y in rows.items():
+        weight = _box(ax, 1.7, y, 0.7, 0.5, f"$W^{name}$", "linear", gid=f"W_{name}", size=13,
+                      lit=on("projections"))
+        _arrow(ax, (split_x, rows["K"]), (split_x, y), weight.left())
+        _arrow(ax, weight.right(), (x0, y))
+        for i in range(4):
+            _box(ax, x0 + (i + 0.5) * block_w, y, block_w, 0.5, f"${name}_{i + 1}$", "data",
+                 gid=f"{name}{i + 1}", facecolor=HEAD_COLORS[i], lit=on("split"), size=12)
+    _note(ax, weight, r"each $d_{\mathrm{model}} \times d_{\mathrm{model}}$", gid="W.shape")
+    _text(ax, x0 + 4 * block_w + 0.15, rows["K"], r"$L \times d_{\mathrm{model}}$" + "\n"
+          + "4 blocks of\n" + r"$d_k = d_{\mathrm{model}}/h$", size=SMALL, color=NOTE_COLOR,
+          ha="left", gid="qkv.shape")
+
+    head_y, concat_y = 1.95, 0.85
+    _text(ax, x0 - 0.15, 2.3, "split into\nh = 4 heads", ha="right", gid="split_label")
+    for i in range(4):
+        cx = x0 + (i + 0.5) * block_w
+        _text(ax, cx, rows["Q"] + 0.4, f"head {i + 1}", color=INK, gid=f"head{i + 1}.title")
+        head = _box(ax, cx, head_y, 0.95, 0.6, "attention", "attention", gid=f"head{i + 1}",
+                    lit=on("heads"))
+        _arrow(ax, (cx, rows["V"] - 0.25), head.top())
+        out = _box(ax, cx, concat_y, block_w, 0.5, f"$Z_{i + 1}$", "data", gid=f"Z{i + 1}",
+                   facecolor=HEAD_COLORS[i], lit=on("concat"), size=12)
+        _arrow(ax, head.bottom(), out.top())
+    _text(ax, x0 + 4 * block_w + 0.15, head_y,
+          r"$\mathrm{head}_i = \mathrm{softmax}\left(\dfrac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i$",
+          size=SMALL, ha="left", gid="head_formula")
+    _text(ax, x0 - 0.15, concat_y, "concat 拼接", ha="right", gid="concat_label")
+    w_o = _box(ax, 8.05, concat_y, 0.7, 0.5, "$W^O$", "linear", gid="W_O", size=13,
+               lit=on("output"))
+    _note(ax, w_o, r"$d_{\mathrm{model}} \times d_{\mathrm{model}}$", gid="W_O.shape")
+    _arrow(ax, (x0 + 4 * block_w, concat_y), w_o.left())
+    output = _box(ax, 9.3, concat_y, 0.75, 0.5, "output", "data", gid="output")
+    _note(ax, output, r"$L \times d_{\mathrm{model}}$", gid="output.shape")
+    _arrow(ax, w_o.right(), output.left())
+    return ax.figure
+
+
+def _centres(x, widths, gap):
+    """Centres of boxes of ``widths`` set left to right from ``x``, ``gap`` apart."""
+    centres = []
+    for w in widths:
+        centres.append(x + w / 2)
+        x += w + gap
+    return centres
+
+
+def _chain(ax, boxes):
+    """Arrows from each box to the next, left to right."""
+    for a, b in zip(boxes, boxes[1:]):
+        _arrow(ax, a.right(), b.left())
+
+
+def _bypass(ax, split, high, target, *, lit=False):
+    """A residual path from the junction ``split``: up to ``high``, across, down into ``target``."""
+    _dot(ax, split, lit=lit)
+    _arrow(ax, split, (split[0], high), (target.x, high), target.top(), lit=lit)
+
+
+def encoder_layer(norm_first=False, highlight=None):
+    """One encoder layer, left to right: post-LN (the paper) or pre-LN (``norm_first=True``).
+
+    Post-LN normalises after each residual sum: ``x = LayerNorm(x + Sublayer(x))``. Pre-LN
+    normalises the sub-layer's input and leaves the residual path untouched:
+    ``x = x + Sublayer(LayerNorm(x))``, with one final LayerNorm after the stack. The residual
+    paths (残差连接) are the arrows that bypass each sub-layer. ``highlight``: one or more of
+    ``"attention"``, ``"ffn"``, ``"norm"``, ``"residual"``. Shown in notebook 05.
+    """
+    on = _lighter(highlight, PARTS["encoder_layer"])
+    ax = _canvas(10, 3.3)
+    main, high, h = 1.15, 2.1, 0.7
+    kind = "pre-LN: norm first" if norm_first else "post-LN, as in the paper"
+    formula = (r"$x \leftarrow x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$" if norm_first
+               else r"$x \leftarrow \mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$")
+    _text(ax, 0.25, 3.0, f"Encoder layer 编码器层 · {kind}", size=12, ha="left", gid="title")
+    _text(ax, 9.75, 3.0, formula, size=12, ha="right", gid="formula")
+    _text(ax, 0.3, main, "$x$", size=13, gid="input")
+
+    x, last = 0.75, (0.45, main)
+    order = ("norm", "sub", "add") if norm_first else ("sub", "add", "norm")
+    for i, (name, label, block, width) in enumerate(
+        (("self_attn", "Multi-Head Attention\n多头注意力", "attention", 1.75),
+         ("ffn", "Feed Forward\n前馈网络", "ffn", 1.2)), start=1):
+        widths = {"sub": width, "add": 0.26, "norm": 0.95}
+        at = dict(zip(order, _centres(x + 0.2, [widths[k] for k in order], gap=0.25)))
+        drawn = {
+            "sub": _box(ax, at["sub"], main, width, h, label, block, gid=name, lit=on(block)),
+            "add": _add(ax, at["add"], main, gid=f"add{i}", lit=on("residual")),
+            "norm": _box(ax, at["norm"], main, 0.95, h, "LayerNorm\n层归一化", "norm",
+                         gid=f"norm{i}", lit=on("norm")),
+        }
+        boxes = [drawn[k] for k in order]
+        _arrow(ax, last, (x, main), boxes[0].left())
+        _chain(ax, boxes)
+        _bypass(ax, (x, main), high, drawn["add"], lit=on("residual"))
+        if i == 1:
+            _text(ax, (x + drawn["add"].x) / 2, high + 0.06, "residual connection 残差连接",
+                  va="bottom", size=SMALL, gid="residual_label")
+        last = boxes[-1].right()
+        x = last[0] + 0.2
+
+    _frame(ax, 0.58, main - 0.55, x, high + 0.4, gid="layer", side="top")
+    if norm_first:
+        final = _box(ax, x + 0.7, main, 1.0, h, "LayerNorm\n层归一化", "norm",
+                     gid="final_norm", lit=on("norm"))
+        _note(ax, final, "once, after\nthe N layers", gid="final_norm.note")
+        _arrow(ax, last, final.left())
+        last = final.right()
+    _arrow(ax, last, (last[0] + 0.4, main))
+    return ax.figure
+
+
+def decoder_layer(highlight=None):
+    """One decoder layer, left to right (post-LN): masked self-attention, cross-attention, FFN.
+
+    The masked self-attention (掩码自注意力) lets each position see only itself and earlier
+    ones; the cross-attention (交叉注意力) takes its queries from the decoder and its keys and
+    values from the encoder's memory; each sub-layer has a residual path and Add & Norm.
+    ``highlight``: one or more of ``"masked_attention"``, ``"cross_attention"``, ``"ffn"``,
+    ``"norm"``, ``"memory"``, ``"mask"``. Shown in notebook 06.
+    """
+    on = _lighter(highlight, PARTS["decoder_layer"])
+    ax = _canvas(10, 3.9)
+    main, high, h = 2.0, 2.8, 0.72
+    _text(ax, 0.25, 3.6, "Decoder layer 解码器层 · post-LN · every attention is multi-head",
+          size=12, ha="left", gid="title")
+    _text(ax, 0.3, main, "$y$", size=13, gid="input")
+
+    x, last, subs = 0.75, (0.45, main), {}
+    for i, (name, label, block, width, part) in enumerate(
+        (("self_attn", "Masked Self-Attention\n掩码自注意力", "attention", 1.75,
+          "masked_attention"),
+         ("cross_attn", "Cross-Attention\n交叉注意力", "attention", 1.35, "cross_attention"),
+         ("ffn", "Feed Forward\n前馈网络", "ffn", 1.2, "ffn")), start=1):
+        sub_x, norm_x = _centres(x + 0.18, (width, 0.75), gap=0.22)
+        sub = _box(ax, sub_x, main, width, h, label, block, gid=name, lit=on(part))
+        norm = _box(ax, norm_x, main, 0.75, h, "Add &\nNorm", "norm", gid=f"norm{i}",
+                    lit=on("norm"))
+        _arrow(ax, last, (x, main), sub.left())
+        _chain(ax, (sub, norm))
+        _bypass(ax, (x, main), high, norm, lit=on("norm"))
+        subs[name], last = sub, norm.right()
+        x = last[0] + 0.18
+    _arrow(ax, last, (last[0] + 0.4, main))
+    _frame(ax, 0.58, main - 0.55, x, high + 0.3, gid="layer", side="top")
+
+    masked, cross = subs["self_attn"], subs["cross_attn"]
+    mask = _box(ax, masked.x, 0.6, 1.75, 0.56, None, "mask", gid="mask", lit=on("mask"))
+    _causal_icon(ax, mask.x - 0.6, mask.y)
+    _text(ax, mask.x + 0.2, mask.y, "causal mask\n因果掩码", size=SMALL, gid="mask.label")
+    _arrow(ax, mask.top(), masked.bottom(), lit=on("mask"))
+    memory = _box(ax, cross.x, 0.6, 1.7, 0.56, "encoder memory\n编码器输出", "data",
+                  gid="memory", lit=on("memory"), size=SMALL)
+    _arrow(ax, memory.top(), cross.bottom(), lit=on("memory"))
+    _text(ax, cross.x + 0.08, (memory.top()[1] + cross.bottom()[1]) / 2, "K, V", ha="left",
+          size=SMALL, gid="kv_label")
+    _text(ax, cross.left()[0] - 0.04, main + 0.06, "Q", ha="right", va="bottom", size=SMALL,
+          gid="q_label")
+    return ax.figure
+
+
+def generation_loop(highlight=None):
+    """Greedy generation: the decoder is fed its own output, from ``<bos>`` until ``<eos>``.
+
+    The encoder reads ``one thousand five <eos>`` once; at each step the decoder (with the
+    generator) reads the memory and every token so far and its most likely next token is
+    appended to the input, until it says ``<eos>``: 一 千 零 五. ``highlight``: one or more of
+    ``"encoder"``, ``"decoder"``, ``"feedback"``, ``"stop"``. Shown in notebook 07.
+    """
+    on = _lighter(highlight, PARTS["generation_loop"])
+    ax = _canvas(10, 5.6)
+    outputs = ["一", "千", "零", "五", "<eos>"]
+    dec_x, out_x, tokens_end, pitch, top = 5.55, 7.4, 4.1, 0.84, 3.85
+    token_w, token_gap = 0.6, 0.05
+
+    encoder = _box(ax, dec_x, 4.95, 2.1, 0.52, "Encoder 编码器\n(runs once)", "stack",
+                   gid="encoder", lit=on("encoder"), size=SMALL)
+    _text(ax, encoder.left()[0] - 0.45, encoder.y, "one thousand five <eos>", ha="right",
+          gid="source")
+    _arrow(ax, (encoder.left()[0] - 0.35, encoder.y), encoder.left())
+    frame_top = top + 0.38
+    _arrow(ax, encoder.bottom(), (dec_x, frame_top))
+    _text(ax, dec_x + 0.1, (encoder.bottom()[1] + frame_top) / 2, "memory", ha="left",
+          size=SMALL, gid="memory_label")
+    _text(ax, tokens_end, frame_top - 0.05, "tokens so far", ha="right", va="bottom",
+          size=SMALL, color=NOTE_COLOR, gid="inputs_header")
+    _text(ax, out_x, frame_top - 0.05, "most likely\nnext token", va="bottom", size=SMALL,
+          color=NOTE_COLOR, gid="outputs_header")
+
+    inputs = ["<bos>"]
+    for t, token in enumerate(outputs):
+        y = top - t * pitch
+        _text(ax, 0.25, y, f"step {t + 1}", ha="left", size=SMALL, color=NOTE_COLOR,
+              gid=f"step{t + 1}")
+        start = tokens_end - len(inputs) * (token_w + token_gap) + token_gap
+        row = _tokens(ax, start, y, inputs, gid=f"in{t + 1}.", w=token_w, gap=token_gap,
+                      fed_back={len(inputs) - 1} if t else set())
+        decoder = _box(ax, dec_x, y, 2.1, 0.52, "Decoder 解码器\n→ Linear → softmax", "stack",
+                       gid=f"decoder{t + 1}", lit=on("decoder"), size=SMALL)
+        _arrow(ax, row[-1].right(), decoder.left())
+        out = _box(ax, out_x, y, token_w, 0.36, token, "softmax", gid=f"out{t + 1}",
+                   size=SMALL, lit=on("stop") and token == "<eos>")
+        _arrow(ax, decoder.right(), out.left())
+        if token == "<eos>":
+            _text(ax, out.right()[0] + 0.25, y, "stop: 一千零五", ha="left", gid="result",
+                  color=HIGHLIGHT_COLOR if on("stop") else INK)
+        else:
+            # The prediction becomes the newest input of the next step.
+            new_x, gap_y = tokens_end - token_w / 2, y - pitch / 2
+            _arrow(ax, out.bottom(), (out_x, gap_y), (new_x, gap_y),
+                   (new_x, y - pitch + 0.18), lit=on("feedback"), color=NOTE_COLOR)
+        inputs.append(token)
+    _frame(ax, dec_x - 1.2, top - 4 * pitch - 0.38, dec_x + 1.2, frame_top, gid="decoder",
+           side="right", label="")
+    return ax.figure
+
+
+def save_gallery(directory, dpi=100):
+    """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
+
+    ``python -m minitf.diagrams DIRECTORY`` does the same, to look at them all at once
+    (the figures the notebooks show, notebooks 00 to 07).
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "transformer": transformer(), "attention_flow": attention_flow(),
+        "multi_head": multi_head(), "encoder_layer_post_ln": encoder_layer(norm_first=False),
+        "encoder_layer_pre_ln": encoder_layer(norm_first=True), "decoder_layer": decoder_layer(),
+        "generation_loop": generation_loop(),
+    }
+    paths = []
+    for name, fig in figures.items():
+        paths.append(directory / f"{name}.png")
+        fig.savefig(paths[-1], dpi=dpi)
+    return paths
+
+
+if __name__ == "__main__":
+    import sys
+
+    for path in save_gallery(sys.argv[1] if len(sys.argv) > 1 else "."):
+        print(path)

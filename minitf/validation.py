@@ -1,0 +1,127 @@
+"""Argument checks for the package's public functions: each raises a ValueError (or a
+TypeError for a wrong kind of object) that names the argument and says what it should be.
+
+These guard the math; they are not the exercise checkers of `minitf.check`. No notebook builds
+them: every notebook meets their messages when it passes something that does not fit.
+
+Non-finite values, one policy: NaN and inf are refused, with the argument named, where they
+would spread through a computation — attention refuses them in q, k and v; softmax,
+log_softmax and cross_entropy refuse NaN and +inf (−inf is allowed there: it means "masked",
+probability 0); LayerNorm refuses them; a checkpoint whose weights are not finite is refused
+when it is loaded. Linear and FeedForward pass them on to the next of these checks.
+"""
+
+import numbers
+
+import numpy as np
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def require_int(value, name, low=None, high=None):
+    """`value` as an int, refusing bools, floats and numbers outside [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {_show(value)} ({type(value).__name__})")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be an int {_range(low, high)}, got {value!r}")
+    return int(value)
+
+
+def require_real(value, name, low=None, high=None, *, low_open=False, high_open=False):
+    """`value` as a finite float in the interval given (open or closed at each end)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {_show(value)} ({type(value).__name__})")
+    value = float(value)
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if not np.isfinite(value) or too_low or too_high:
+        interval = (f"{'(' if low_open else '['}{'-inf' if low is None else low}, "
+                    f"{'inf' if high is None else high}{')' if high_open or high is None else ']'}")
+        raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}")
+    return value
+
+
+def require_sizes(**sizes):
+    """The ints ≥ 1 given by keyword, in order: `d, h = require_sizes(d_model=d, num_heads=h)`."""
+    return tuple(require_int(value, name, low=1) for name, value in sizes.items())
+
+
+def require_bool(value, name):
+    """`value` if it is True or False (a string such as "yes" is refused, not read as True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {_show(value)} "
+                        f"({type(value).__name__})")
+    return bool(value)
+
+
+def require_instance(value, cls, name):
+    """`value` if it is a `cls` (for example a minitf Module)."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {_show(value)} "
+                        f"({type(value).__name__})")
+    return value
+
+
+def require_float_dtype(dtype, name="dtype"):
+    """np.float32 or np.float64: the dtypes the layers compute in (float16 overflows in Adam
+    and LayerNorm; integers cannot hold a gradient)."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name} must be np.float32 or np.float64, got {_show(dtype)}") from None
+    if dtype not in FLOAT_DTYPES:
+        raise ValueError(f"{name} must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def require_float_array(x, name, ndim=None):
+    """x as an array of real numbers, floats kept as they are and ints converted to float64;
+    with `ndim`, of exactly that many dimensions."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {x.dtype}")
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {x.shape}")
+    return x
+
+
+def require_int_array(x, name):
+    """x as an integer array (ids, numbers); floats such as 1.7 are refused, not truncated."""
+    x = np.asarray(x)
+    if x.size and (x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.integer)):
+        raise ValueError(f"{name} must be integers, got dtype {x.dtype}")
+    return x.astype(np.int64, copy=False)
+
+
+def require_last_dim(x, size, name="input", what="d_model"):
+    """x whose last axis has `size` entries."""
+    if x.ndim < 1 or x.shape[-1] != size:
+        raise ValueError(f"{name} has last dimension {x.shape[-1] if x.ndim else None} "
+                         f"but {what}={size}; got shape {x.shape}")
+    return x
+
+
+def require_token_ids(tokens, vocab_size, name="tokens"):
+    """An integer array with every id in [0, vocab_size)."""
+    tokens = np.asarray(tokens)
+    if tokens.dtype == np.bool_ or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError(f"{name} must be an integer array of token ids, got dtype {tokens.dtype}")
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        bad = tokens[(tokens < 0) | (tokens >= vocab_size)]
+        raise ValueError(f"{name} contain id {bad.flat[0]}, outside the vocabulary "
+                         f"0..{vocab_size - 1}")
+    return tokens
+
+
+def _range(low, high):
+    if low is not None and high is not None:
+        return f"in {low}..{high}"
+    return f">= {low}" if low is not None else f"<= {high}"
+
+
+def _show(value, limit=60):
+    """repr(value), shortened with … when long (an error message never repeats a whole input)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -1,0 +1,210 @@
+"""Every public callable refuses a wrongly typed argument with a ValueError or TypeError that
+names the argument — never an AttributeError, an IndexError or a numpy traceback from inside.
+
+Each entry below is a valid call; the test replaces one argument at a time with a value of the
+wrong kind and checks the error.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from minitf import attention, cost, fast, generate, layers, multihead, positional, tasks, train
+from minitf.decoder import Decoder, DecoderLayer
+from minitf.encoder import Encoder, EncoderLayer
+from minitf.model import Transformer
+from minitf.module import ModuleList, as_rng
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
+MEMORY = RNG.standard_normal((1, 2, 8)).astype(np.float32)
+QKV = tuple(RNG.standard_normal((2, 3, 4)) for _ in range(3))
+
+
+def tiny_model():
+    return Transformer(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB), d_model=8, num_heads=2,
+                       num_layers=1, d_ff=16, max_len=16, rng=0)
+
+
+SRC = tasks.make_batch([12, 305])[0]
+
+
+def forward_of(module, *args):
+    module(*args)
+    return module
+
+
+# name -> (callable, valid keyword arguments). Every argument is passed by keyword so that the
+# test can swap one; `self` of a bound method is the object built by the lambda.
+CALLS = {
+    "softmax": (attention.softmax, dict(x=X, axis=-1)),
+    "log_softmax": (attention.log_softmax, dict(x=X)),
+    "causal_mask": (attention.causal_mask, dict(n=3)),
+    "padding_mask": (attention.padding_mask, dict(tokens=SRC, pad_id=0)),
+    "scaled_dot_product_attention": (attention.scaled_dot_product_attention,
+                                     dict(q=QKV[0], k=QKV[1], v=QKV[2], mask=None)),
+    "scaled_dot_product_attention_backward": (
+        attention.scaled_dot_product_attention_backward,
+        dict(dout=QKV[2], q=QKV[0], k=QKV[1], v=QKV[2],
+             weights=attention.scaled_dot_product_attention(*QKV)[1])),
+    "blocked_attention": (fast.blocked_attention, dict(q=QKV[0], k=QKV[1], v=QKV[2], mask=None,
+                                                       block_rows=2, block_scores=64,
+                                                       bound_from=1)),
+    "chunked_attention": (fast.chunked_attention, dict(q=QKV[0], k=QKV[1], v=QKV[2], mask=None,
+                                                       chunk_size=2)),
+    "attention_flops": (cost.attention_flops, dict(L_q=4, L_k=5, d_k=8, d_v=8, batch=2)),
+    "score_bytes": (cost.score_bytes, dict(L_q=4, L_k=5, batch=2)),
+    "random_qkv": (cost.random_qkv, dict(n=4, d=8, batch=(2,), seed=0)),
+    "Linear": (layers.Linear, dict(d_in=4, d_out=3, rng=0)),
+    "Linear.forward": (lambda x: layers.Linear(8, 3, rng=0).forward(x), dict(x=X)),
+    "Embedding": (layers.Embedding, dict(vocab_size=5, d_model=4, rng=0)),
+    "Embedding.forward": (lambda tokens: layers.Embedding(40, 4, rng=0).forward(tokens),
+                          dict(tokens=SRC)),
+    "LayerNorm": (layers.LayerNorm, dict(d_model=4, eps=1e-5)),
+    "LayerNorm.forward": (lambda x: layers.LayerNorm(8).forward(x), dict(x=X)),
+    "FeedForward": (layers.FeedForward, dict(d_model=4, d_ff=8, activation="relu", rng=0)),
+    "FeedForward.forward": (lambda x: layers.FeedForward(8, 16, rng=0).forward(x), dict(x=X)),
+    "relu": (layers.relu, dict(x=X)),
+    "Dropout": (layers.Dropout, dict(p=0.1, rng=0)),
+    "Dropout.forward": (lambda x: layers.Dropout(0.5, rng=0).forward(x), dict(x=X)),
+    "gelu": (layers.gelu, dict(x=X)),
+    "glorot_uniform": (layers.glorot_uniform, dict(rng=as_rng(0), d_in=3, d_out=4,
+                                                   dtype=np.float32)),
+    "split_heads": (multihead.split_heads, dict(x=X, num_heads=2)),
+    "merge_heads": (multihead.merge_heads, dict(x=X.reshape(1, 3, 2, 4).transpose(0, 2, 1, 3))),
+    "MultiHeadAttention": (multihead.MultiHeadAttention, dict(d_model=8, num_heads=2, rng=0)),
+    "MultiHeadAttention.forward": (
+        lambda x, context, mask: multihead.MultiHeadAttention(8, 2, rng=0).forward(
+            x, context=context, mask=mask),
+        dict(x=X, context=MEMORY, mask=None)),
+    "sinusoidal_encoding": (positional.sinusoidal_encoding, dict(max_len=6, d_model=4)),
+    "SinusoidalPositionalEncoding": (positional.SinusoidalPositionalEncoding,
+                                     dict(max_len=6, d_model=8)),
+    "SinusoidalPositionalEncoding.forward": (
+        lambda x, start: positional.SinusoidalPositionalEncoding(6, 8).forward(x, start=start),
+        dict(x=X, start=1)),
+    "LearnedPositionalEmbedding": (positional.LearnedPositionalEmbedding,
+                                   dict(max_len=6, d_model=8, rng=0)),
+    "rope": (positional.rope, dict(x=X, positions=np.arange(3), base=10000.0)),
+    "EncoderLayer": (EncoderLayer, dict(d_model=8, num_heads=2, d_ff=16, norm_first=False,
+                                        activation="relu", rng=0)),
+    "EncoderLayer.forward": (lambda x, mask: EncoderLayer(8, 2, 16, rng=0).forward(x, mask),
+                             dict(x=X, mask=None)),
+    "Encoder": (Encoder, dict(num_layers=1, d_model=8, num_heads=2, d_ff=16, norm_first=True,
+                              rng=0)),
+    "DecoderLayer": (DecoderLayer, dict(d_model=8, num_heads=2, d_ff=16, rng=0)),
+    "DecoderLayer.forward": (
+        lambda y, memory: DecoderLayer(8, 2, 16, rng=0).forward(y, memory),
+        dict(y=X, memory=MEMORY)),
+    "Decoder": (Decoder, dict(num_layers=1, d_model=8, num_heads=2, d_ff=16, rng=0)),
+    "Transformer": (Transformer, dict(src_vocab_size=40, tgt_vocab_size=17, d_model=8,
+                                      num_heads=2, num_layers=1, d_ff=16, max_len=16,
+                                      norm_first=False, activation="relu", dtype=np.float32,
+                                      rng=0)),
+    "Transformer.forward": (lambda src, tgt_in: tiny_model().forward(src, tgt_in),
+                            dict(src=SRC, tgt_in=tasks.make_batch([12, 305])[1])),
+    "Transformer.encode": (lambda src: tiny_model().encode(src), dict(src=SRC)),
+    "ModuleList": (ModuleList, dict(modules=[layers.LayerNorm(4)])),
+    "as_rng": (as_rng, dict(rng=0)),
+    "greedy_decode": (generate.greedy_decode, dict(model=tiny_model(), src=SRC, max_len=4,
+                                                   bos_id=1, eos_id=2, use_cache=True)),
+    "sample": (generate.sample, dict(model=tiny_model(), src=SRC, max_len=4, temperature=0.5,
+                                     top_k=3, top_p=0.9, rng=0, use_cache=False)),
+    "beam_search": (generate.beam_search, dict(model=tiny_model(), src=SRC, beam_size=2,
+                                               max_len=4, length_penalty=0.6,
+                                               return_all=False)),
+    "top_k_mask": (generate.top_k_mask, dict(logits=X, k=2)),
+    "top_p_mask": (generate.top_p_mask, dict(probs=attention.softmax(X), p=0.5)),
+    "english": (tasks.english, dict(n=12)),
+    "chinese": (tasks.chinese, dict(n=12)),
+    "Vocab": (tasks.Vocab, dict(tokens=["a", "b"])),
+    "Vocab.decode": (lambda ids, strip_special: tasks.SOURCE_VOCAB.decode(
+        ids, strip_special=strip_special), dict(ids=SRC[0], strip_special=True)),
+    "Vocab.encode": (lambda tokens: tasks.SOURCE_VOCAB.encode(tokens), dict(tokens=["one"])),
+    "source_words": (tasks.source_words, dict(text="one")),
+    "parse_english": (tasks.parse_english, dict(text="one")),
+    "target_chars": (tasks.target_chars, dict(text="一")),
+    "decode_target": (tasks.decode_target, dict(ids=np.array([4, 5, 2]))),
+    "split": (tasks.split, dict(test_fraction=0.2, seed=0)),
+    "pad": (tasks.pad, dict(sequences=[[1, 2], [3]], pad_id=0)),
+    "make_batch": (tasks.make_batch, dict(numbers=[1, 2])),
+    "cross_entropy": (train.cross_entropy, dict(logits=X, targets=np.array([[1, 2, 0]]),
+                                                ignore_index=0, label_smoothing=0.1)),
+    "warmup_schedule": (train.warmup_schedule, dict(step=3, d_model=8, warmup=10, scale=1.0)),
+    "global_norm": (train.global_norm, dict(model=tiny_model())),
+    "clip_grad_norm": (train.clip_grad_norm, dict(model=tiny_model(), max_norm=1.0)),
+    "Adam": (train.Adam, dict(model=tiny_model(), lr=0.01, betas=(0.9, 0.98), eps=1e-9)),
+    "new_model": (train.new_model, dict(seed=0)),
+    "translate_ids": (train.translate_ids, dict(model=train.new_model(0, d_model=8, num_heads=2,
+                                                                       num_layers=1, d_ff=16),
+                                                src=SRC, beam_size=1)),
+    "exact_match": (train.exact_match, dict(model=train.new_model(0, d_model=8, num_heads=2,
+                                                                   num_layers=1, d_ff=16),
+                                            numbers=[1, 2], batch_size=2, beam_size=1)),
+    "TrainConfig": (train.TrainConfig, dict(steps=4, batch_size=2, warmup=2, lr_scale=0.5,
+                                            label_smoothing=0.1, clip_norm=1.0)),
+}
+
+
+def wrong_values(name, value):
+    """Values of the wrong kind for an argument whose valid value is `value`."""
+    if isinstance(value, str):
+        return [5]
+    if value is None or callable(value) and not isinstance(value, np.ndarray):
+        return ["oops"]
+    if isinstance(value, bool):
+        return ["yes"]
+    if isinstance(value, (int, np.integer)):
+        return ["3", 2.5]
+    if isinstance(value, float):
+        return ["0.5"]
+    return ["oops"]
+
+
+CASES = [
+    pytest.param(name, arg, bad, id=f"{name}-{arg}={bad!r}")
+    for name, (fn, kwargs) in CALLS.items()
+    for arg, value in kwargs.items()
+    for bad in wrong_values(arg, value)
+    if value is not None  # None means "not given" here (mask, context, d_v)
+]
+
+
+@pytest.mark.parametrize("name, arg, bad", CASES)
+def test_a_wrongly_typed_argument_is_named(name, arg, bad):
+    fn, kwargs = CALLS[name]
+    with pytest.raises((TypeError, ValueError)) as error:
+        fn(**{**kwargs, arg: bad})
+    assert arg in str(error.value), f"{name}({arg}={bad!r}): {error.value!r} does not name {arg}"
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_the_valid_call_works(name):
+    fn, kwargs = CALLS[name]
+    fn(**kwargs)
+
+
+def test_every_public_callable_is_listed():
+    import importlib
+    import pkgutil
+
+    import minitf
+
+    listed = {name.split(".")[0] for name in CALLS}
+    missing = []
+    not_swept = {"peak_memory", "time_attention", "numerical_gradient", "relative_error",
+                 "check_module", "relu_backward", "gelu_backward", "use_cjk_font",
+                 "plot_matrix", "attention_heatmap", "TransformerConfig", "Module",
+                 "encode_source", "encode_target", "decode_source", "load_translator",
+                 "translate", "train"}
+    for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
+        if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
+                                 "minitf.pytorch", "minitf.diagrams")):
+            continue
+        module = importlib.import_module(info.name)
+        for n, obj in vars(module).items():
+            if (not n.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
+                    and obj.__module__ == module.__name__ and n not in listed | not_swept):
+                missing.append(f"{info.name}.{n}")
+    assert not missing, f"add these to CALLS: {missing}"

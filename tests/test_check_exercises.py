@@ -1,0 +1,657 @@
+"""Every exercise checker, the same four ways: the notebook's own solution passes, an in-place
+version passes, each known mistake gets its own hint and no other, and hostile answers are
+reported, never raised."""
+
+import copy
+
+import numpy as np
+import pytest
+from check_solutions import SOLUTIONS
+
+import minitf.check
+from minitf import tasks
+from minitf.attention import padding_mask, softmax
+from minitf.check import EXERCISES
+from minitf.check.core import NOT_WRITTEN
+from minitf.module import Module
+from minitf.multihead import merge_heads, split_heads
+
+CHECKERS = sorted(EXERCISES)
+
+
+# --------------------------------------------------------------- in-place versions
+
+def encode_source_in_place(text):
+    words = text.split()
+    ids = np.empty(len(words) + 1, dtype=np.int64)  # filled in place
+    for i, word in enumerate(words):
+        ids[i] = tasks.SOURCE_VOCAB.id(word)
+    ids[-1] = tasks.EOS_ID
+    return ids
+
+
+def embed_in_place(weight, ids):
+    out = np.empty(ids.shape + weight.shape[1:])
+    np.take(weight, ids, axis=0, out=out)
+    return out
+
+
+def pad_in_place(sequences, pad_id):
+    longest = max(len(s) for s in sequences)
+    for s in sequences:
+        s.extend([pad_id] * (longest - len(s)))  # lengthens the caller's lists
+    return np.array(sequences)
+
+
+def scaled_scores_in_place(q, K):
+    q /= np.sqrt(q.shape[-1])
+    return K @ q
+
+
+def softmax_in_place(x):  # the issue's example
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
+def attend_in_place(q, K, V):
+    q /= np.sqrt(q.shape[-1])
+    return softmax_in_place(K @ q) @ V
+
+
+def qkv_in_place(X, W_q, W_k, W_v):
+    out = []
+    for W in (W_q, W_k, W_v):
+        Y = np.empty(X.shape[:-1] + W.shape[1:])
+        np.matmul(X, W, out=Y)
+        out.append(Y)
+    return tuple(out)
+
+
+def attention_in_place(Q, K, V):
+    Q /= np.sqrt(Q.shape[-1])
+    return softmax_in_place(Q @ np.swapaxes(K, -1, -2)) @ V
+
+
+def flops_in_place(n, d_model, d_k, d_v):
+    total = 0
+    for d_out in (d_k, d_k, d_v):
+        total += 2 * n * d_model * d_out
+    total += 2 * n * n * (d_k + d_v)
+    return total
+
+
+def split_heads_in_place(x, num_heads):
+    B, L, d_model = x.shape
+    d_k = d_model // num_heads
+    out = np.empty((B, num_heads, L, d_k))
+    for i in range(num_heads):
+        out[:, i] = x[..., i * d_k:(i + 1) * d_k]
+    return out
+
+
+def merge_heads_in_place(x):
+    B, h, L, d_k = x.shape
+    out = np.empty((B, L, h * d_k))
+    for i in range(h):
+        out[..., i * d_k:(i + 1) * d_k] = x[:, i]
+    return out
+
+
+def multi_head_in_place(x, params, num_heads):
+    d_k = x.shape[-1] // num_heads
+    params["W_q"] /= np.sqrt(d_k)  # folds 1/√d_k into the caller's query projection
+    params["b_q"] /= np.sqrt(d_k)
+    q, k, v = (split_heads(x @ params[f"W_{n}"] + params[f"b_{n}"], num_heads) for n in "qkv")
+    weights = softmax_in_place(q @ k.transpose(0, 1, 3, 2))
+    return merge_heads(weights @ v) @ params["W_o"] + params["b_o"]
+
+
+def sinusoidal_in_place(max_len, d_model):
+    pe = np.zeros((max_len, d_model))
+    angle = np.arange(max_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+
+
+def rope_in_place(x):
+    L, d = x.shape[-2:]
+    angle = np.arange(L)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+    even, odd = x[..., 0::2].copy(), x[..., 1::2].copy()
+    x[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
+    x[..., 1::2] = even * np.sin(angle) + odd * np.cos(angle)
+    return x
+
+
+def layer_norm_in_place(x, gamma, beta, eps=1e-5):
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    x -= mean
+    x /= np.sqrt(var + eps)
+    x *= gamma
+    x += beta
+    return x
+
+
+def encoder_layer_in_place(x, layer, mask):
+    x += layer.self_attn(x, mask=mask)  # changes the caller's x
+    x = layer.norm1(x)
+    x += layer.ffn(x)
+    return layer.norm2(x)
+
+
+def pre_ln_in_place(x, layer, mask):
+    x += layer.self_attn(layer.norm1(x), mask=mask)
+    x += layer.ffn(layer.norm2(x))
+    return x
+
+
+def causal_mask_in_place(n):
+    mask = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        mask[i, :i + 1] = True
+    return mask
+
+
+def masked_attention_in_place(q, k, v, mask):
+    q /= np.sqrt(q.shape[-1])
+    scores = q @ np.swapaxes(k, -1, -2)
+    scores[~np.broadcast_to(mask, scores.shape)] = -np.inf
+    weights = softmax_in_place(scores)
+    return weights @ v, weights
+
+
+def decoder_layer_in_place(y, memory, layer, tgt_mask, memory_mask):
+    y += layer.self_attn(y, mask=tgt_mask)
+    y = layer.norm1(y)
+    y += layer.cross_attn(y, memory, mask=memory_mask)
+    y = layer.norm2(y)
+    y += layer.ffn(y)
+    return layer.norm3(y)
+
+
+def greedy_step_in_place(model, src, prefix):
+    logits = model.decode(prefix, model.encode(src), padding_mask(src))[:, -1]
+    logits[:, tasks.PAD_ID] = -np.inf
+    out = prefix[:, 0]  # a view: the answer overwrites the caller's <bos> column
+    out[:] = logits.argmax(axis=-1)
+    return out
+
+
+def temperature_in_place(logits, T):
+    logits /= T
+    return softmax_in_place(logits)
+
+
+def top_k_in_place(logits, k):
+    order = np.argsort(-logits, axis=-1)
+    np.put_along_axis(logits, order[..., k:], -np.inf, axis=-1)  # filters the caller's logits
+    return np.isfinite(logits)
+
+
+def top_p_in_place(probs, p):
+    order = np.argsort(-probs, axis=-1)
+    ranked = np.take_along_axis(probs, order, axis=-1)
+    np.put_along_axis(probs, order, np.cumsum(ranked, axis=-1) - ranked, axis=-1)
+    return probs < p  # probs now holds the mass ranked above each token
+
+
+def cross_entropy_in_place(logits, targets, ignore_index=0):
+    logits -= logits.max(axis=-1, keepdims=True)
+    logits -= np.log(np.exp(logits).sum(axis=-1, keepdims=True))  # log-probabilities
+    nll = -np.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
+    return nll[targets != ignore_index].mean()
+
+
+def softmax_backward_in_place(alpha, d_alpha):
+    d_alpha -= (d_alpha * alpha).sum(axis=-1, keepdims=True)
+    d_alpha *= alpha
+    return d_alpha
+
+
+def adam_in_place(param, grad, m, v, t, lr, beta1, beta2, eps):
+    m *= beta1
+    m += (1 - beta1) * grad
+    v *= beta2
+    v += (1 - beta2) * grad ** 2
+    param -= lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+    return param, m, v
+
+
+def warmup_in_place(step, d_model, warmup, scale=1.0):
+    lr = scale
+    lr *= d_model ** -0.5
+    lr *= min(step ** -0.5, step * warmup ** -1.5)
+    return lr
+
+
+def beam_search_in_place(step, beam_size, max_len, length_penalty):
+    ys = np.zeros((beam_size, max_len + 1), dtype=np.int64)  # row k: hypothesis k
+    ys[:, 0] = tasks.BOS_ID
+    logp = np.zeros(beam_size)
+    live, finished = 1, []
+    for t in range(max_len):
+        candidates = np.stack([logp[k] + step(ys[k, :t + 1]) for k in range(live)])  # (live, V)
+        best = np.argsort(-candidates, axis=None, kind="stable")[:beam_size - len(finished)]
+        rows, tokens = np.unravel_index(best, candidates.shape)
+        ys[:len(best)] = ys[rows]  # the rows reordered in place
+        ys[:len(best), t + 1] = tokens
+        logp[:len(best)] = candidates[rows, tokens]
+        live = 0
+        for k in range(len(best)):
+            if tokens[k] == tasks.EOS_ID:
+                finished.append((ys[k, 1:t + 2].tolist(), float(logp[k])))
+            else:  # compact the live rows to the top
+                ys[live], logp[live] = ys[k], logp[k]
+                live += 1
+        if live == 0:
+            break
+    finished += [(ys[k, 1:t + 2].tolist(), float(logp[k])) for k in range(live)]
+    return sorted([(ids, s / ((5 + len(ids)) / 6) ** length_penalty) for ids, s in finished],
+                  key=lambda h: -h[1])
+
+
+def kv_step_in_place(x_t, cache, W_q, W_k, W_v):
+    W_q /= np.sqrt(W_q.shape[1])  # folds 1/√d_k into the caller's W_q
+    q = x_t @ W_q
+    k = np.concatenate([cache["k"], (x_t @ W_k)[..., None, :]], axis=-2)
+    v = np.concatenate([cache["v"], (x_t @ W_v)[..., None, :]], axis=-2)
+    weights = softmax_in_place(np.sum(k * q[..., None, :], axis=-1))
+    return np.sum(weights[..., None] * v, axis=-2), {"k": k, "v": v}  # a new cache dict
+
+
+IN_PLACE = {
+    "check_encode_source": encode_source_in_place,
+    "check_embedding_lookup": embed_in_place,
+    "check_pad": pad_in_place,
+    "check_scaled_scores": scaled_scores_in_place,
+    "check_softmax": softmax_in_place,
+    "check_single_query_attention": attend_in_place,
+    "check_qkv": qkv_in_place,
+    "check_attention": attention_in_place,
+    "check_attention_flops": flops_in_place,
+    "check_split_heads": split_heads_in_place,
+    "check_merge_heads": merge_heads_in_place,
+    "check_multi_head": multi_head_in_place,
+    "check_sinusoidal": sinusoidal_in_place,
+    "check_rope": rope_in_place,
+    "check_layer_norm": layer_norm_in_place,
+    "check_encoder_layer": encoder_layer_in_place,
+    "check_pre_ln_encoder_layer": pre_ln_in_place,
+    "check_causal_mask": causal_mask_in_place,
+    "check_masked_attention": masked_attention_in_place,
+    "check_decoder_layer": decoder_layer_in_place,
+    "check_greedy_step": greedy_step_in_place,
+    "check_temperature": temperature_in_place,
+    "check_top_k": top_k_in_place,
+    "check_top_p": top_p_in_place,
+    "check_cross_entropy": cross_entropy_in_place,
+    "check_softmax_backward": softmax_backward_in_place,
+    "check_adam_step": adam_in_place,
+    "check_warmup": warmup_in_place,
+    "check_beam_search": beam_search_in_place,
+    "check_kv_cache": kv_step_in_place,
+}
+
+
+# ------------------------------------------------------------------ the four tests
+
+def checker(name):
+    return getattr(minitf.check, name)  # the public function, as a notebook calls it
+
+
+def test_every_checker_is_tested_and_exported():
+    exported = {n for n in minitf.check.__all__ if n.startswith("check_") and n != "check_function"}
+    assert exported == set(EXERCISES) == set(SOLUTIONS) == set(IN_PLACE)
+    assert len(EXERCISES) == 30
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_the_notebook_solution_passes(name):
+    result = checker(name)(SOLUTIONS[name])
+    assert result.passed and result.status == "pass" and bool(result), str(result)
+    assert str(result).startswith(f"✓ {EXERCISES[name].name}: pass")
+    assert result.hints == []
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_an_in_place_version_passes(name):
+    result = checker(name)(IN_PLACE[name])
+    assert result.passed, str(result)
+
+
+def vandalise(value):
+    """Spoil `value` in place: arrays filled with NaN (or -1), lists and dicts emptied,
+    a module's weights set to NaN."""
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value[...] = np.nan if value.dtype.kind == "f" else (True if value.dtype == bool else -1)
+    elif isinstance(value, (list, dict)):
+        for item in (value.values() if isinstance(value, dict) else value):
+            vandalise(item)
+        value.clear()
+    elif isinstance(value, Module):
+        for _, array in value.named_parameters():
+            array[...] = np.nan
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_a_right_answer_that_spoils_its_inputs_passes(name):
+    """The learner's function gets copies: spoiling them after answering changes neither
+    the reference, nor the mistakes, nor the next case."""
+    solution = SOLUTIONS[name]
+
+    def spoiler(*args):
+        answer = copy.deepcopy(solution(*args))
+        for arg in args:
+            vandalise(arg)
+        return answer
+
+    result = checker(name)(spoiler)
+    assert result.passed, str(result)
+
+
+MISTAKES = [(name, i) for name in CHECKERS for i in range(len(EXERCISES[name].mistakes))]
+
+
+@pytest.mark.parametrize(("name", "index"), MISTAKES)
+def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
+    mistake = EXERCISES[name].mistakes[index]
+    result = checker(name)(mistake.fn)
+    assert result.status == "fail"
+    assert result.hints == [mistake.hint], str(result)
+    assert str(result).count("hint:") == 1 and mistake.hint in str(result)
+
+
+def test_every_checker_knows_some_mistakes():
+    assert all(EXERCISES[name].mistakes for name in CHECKERS)
+    assert len(MISTAKES) >= 100
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_not_written_yet(name):
+    def mine(*args):
+        raise NotImplementedError  # your code here
+
+    result = checker(name)(mine)
+    assert result.status == "not written" and not result
+    assert str(result) == f"✗ {EXERCISES[name].name}: not yet\n  {NOT_WRITTEN}"
+
+
+class Unreadable:
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("no array here")
+
+    def __len__(self):
+        raise RuntimeError("no length either")
+
+    def __eq__(self, other):
+        raise RuntimeError("cannot compare")
+
+    __hash__ = object.__hash__
+
+    def __deepcopy__(self, memo):
+        raise RuntimeError("cannot copy")
+
+
+def fill_inputs_with_nan(*args):
+    for arg in args:
+        vandalise(arg)
+    return args[0]
+
+
+def raises(error):
+    def fn(*args):
+        raise error
+    return fn
+
+
+HOSTILE = {
+    "None": lambda *args: None,
+    "a string": lambda *args: "the answer",
+    "a wrong shape": lambda *args: np.zeros(7),
+    "a 0-d array": lambda *args: np.float64(0.5),
+    "strings in an array": lambda *args: np.array(["a", "b"]),
+    "a ragged list": lambda *args: [[1, 2], [3]],
+    "a dict": lambda *args: {"answer": 1},
+    "a generator": lambda *args: (i for i in range(3)),
+    "an unreadable object": lambda *args: Unreadable(),
+    "NaN everywhere": lambda *args: fill_inputs_with_nan(*args),
+    "raises ValueError": raises(ValueError("hostile")),
+    "raises KeyError": raises(KeyError("W_q")),
+    "exits": raises(SystemExit(3)),
+    "recursion": lambda *args: (_ for _ in ()).throw(RecursionError("deep")),
+    "the inputs back": lambda *args: args,
+    "wrong arity": lambda a: a,
+}
+
+
+def hostile_answers(name):
+    solution = SOLUTIONS[name]
+    answers = dict(HOSTILE)
+    answers["a tuple of the right answers"] = lambda *args: (solution(*args), solution(*args))
+
+    def nan_like(*args):
+        answer = solution(*args)
+        return np.full(np.shape(answer), np.nan) if not isinstance(answer, tuple) else tuple(
+            np.full(np.shape(a), np.nan) if isinstance(a, np.ndarray) else a for a in answer)
+
+    answers["NaN in the right shape"] = nan_like
+    answers["the right answer + 1"] = lambda *args: _plus_one(solution(*args))
+    return answers
+
+
+def _plus_one(answer):
+    try:
+        return np.asarray(answer) + 1
+    except Exception:  # noqa: BLE001 - a structured answer: break it differently
+        return [answer]
+
+
+HOSTILE_CASES = [(name, kind) for name in CHECKERS for kind in hostile_answers(name)]
+
+
+@pytest.mark.parametrize(("name", "kind"), HOSTILE_CASES)
+def test_hostile_answers_are_reported_not_raised(name, kind):
+    result = checker(name)(hostile_answers(name)[kind])
+    text = str(result)
+    assert result.status == "fail" and not result, text
+    assert text.startswith(f"✗ {EXERCISES[name].name}: not yet")
+    assert len(result.cases) >= 1 and "  case " in text, text
+    assert result.hints == [], text  # nothing hostile is one of the known mistakes
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+@pytest.mark.parametrize("thing", [42, "softmax_mine", None, np.ones(3)])
+def test_a_non_callable_is_reported(name, thing):
+    result = checker(name)(thing)
+    assert result.status == "fail" and not result.cases
+    assert f"{name} needs your function itself" in str(result)
+
+
+def test_keyboard_interrupt_still_stops_a_checker():
+    with pytest.raises(KeyboardInterrupt):
+        minitf.check.check_softmax(raises(KeyboardInterrupt()))
+
+
+# ------------------------------------------- wrong answers written as a learner would
+
+def naive_softmax(x):
+    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def whole_matrix_softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def unscaled_attend(q, K, V):
+    w = np.exp(K @ q - (K @ q).max())
+    return (w / w.sum()) @ V
+
+
+def attention_with_dot_T(Q, K, V):
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V
+
+
+def after_softmax(q, k, v, mask):
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) * mask
+    return weights @ v, weights
+
+
+def pre_ln_decoder(y, memory, layer, tgt_mask, memory_mask):
+    y = y + layer.self_attn(layer.norm1(y), mask=tgt_mask)
+    y = y + layer.cross_attn(layer.norm2(y), memory, mask=memory_mask)
+    return y + layer.ffn(layer.norm3(y))
+
+
+def greedy_first_position(model, src, prefix):
+    logits = model.decode(prefix, model.encode(src), padding_mask(src))[:, 0]
+    logits[:, 0] = -np.inf
+    return logits.argmax(axis=-1)
+
+
+def nucleus_with_le(probs, p):
+    order = np.argsort(-probs, axis=-1)
+    keep = np.zeros(probs.shape, dtype=bool)
+    np.put_along_axis(keep, order, np.cumsum(np.take_along_axis(probs, order, -1), -1) <= p, -1)
+    return keep
+
+
+def adam_without_correction(param, grad, m, v, t, lr, beta1, beta2, eps):
+    m *= beta1
+    m += (1 - beta1) * grad
+    v *= beta2
+    v += (1 - beta2) * grad ** 2
+    param -= lr * m / (np.sqrt(v) + eps)
+    return param, m, v
+
+
+def warmup_wrong_exponent(step, d_model, warmup, scale=1.0):
+    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -0.5)
+
+
+def ce_without_max(logits, targets, ignore_index=0):
+    p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+    nll = -np.log(np.take_along_axis(p, targets[..., None], axis=-1)[..., 0])
+    return nll[targets != ignore_index].mean()
+
+
+LEARNER_MISTAKES = [
+    ("check_softmax", naive_softmax, "exp(1000) overflows"),
+    ("check_softmax", whole_matrix_softmax, "each row must sum to 1"),
+    ("check_scaled_scores", lambda q, K: K @ q / len(q), "not by d_k"),
+    ("check_single_query_attention", unscaled_attend, "still need dividing by √d_k"),
+    ("check_attention", attention_with_dot_T, "K.T reverses all of them"),
+    ("check_causal_mask", lambda n: np.triu(np.ones((n, n), dtype=bool)), "np.tril, not np.triu"),
+    ("check_causal_mask", lambda n: np.tril(np.ones((n, n))), "masks are boolean"),
+    ("check_masked_attention", after_softmax, "before the softmax"),
+    ("check_decoder_layer", pre_ln_decoder, "pre-LN order"),
+    ("check_greedy_step", greedy_first_position, "logits[:, -1]"),
+    ("check_top_p", nucleus_with_le, "past p was dropped"),
+    ("check_top_k", lambda z, k: np.argsort(-z, axis=-1)[..., :k], "indices of the kept"),
+    ("check_adam_step", adam_without_correction, "no bias correction"),
+    ("check_warmup", warmup_wrong_exponent, "rising part is step · warmup^-1.5"),
+    ("check_cross_entropy", ce_without_max, "np.exp overflowed"),
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "hint"), LEARNER_MISTAKES,
+                         ids=[f"{n}-{h[:20]}" for n, _, h in LEARNER_MISTAKES])
+def test_a_learner_written_mistake_gets_its_hint_and_no_other(name, fn, hint):
+    result = checker(name)(fn)
+    assert not result and len(result.hints) == 1 and hint in result.hints[0], str(result)
+
+
+def test_a_bug_that_is_no_listed_mistake_gets_no_hint():
+    # A softmax that forgets the max *and* sums over the whole array: cases 3-4 look like
+    # the overflow mistake, case 5 like the axis mistake, but neither explains every case.
+    def two_bugs(x):
+        return np.exp(x) / np.exp(x).sum()
+
+    result = minitf.check.check_softmax(two_bugs)
+    assert not result and result.hints == [] and len(result.cases) == 3, str(result)
+
+
+def test_the_report_says_which_case_failed_and_what_was_asked():
+    text = str(minitf.check.check_softmax(naive_softmax))
+    assert text.splitlines()[:4] == [
+        "✗ softmax: not yet — 2 of 5 cases differ",
+        "  asked: naive_softmax(x) should return the softmax of x along its last axis "
+        "(each row sums to 1), without overflow",
+        "  case 3: x (3,) = [1000. 999. 998.] — large entries",
+        "    3 of 3 entries differ; first at index (0,): got nan, expected 0.6652",
+    ]
+    assert "    hint: exp(1000) overflows" in text
+    assert "case 4: x (2,) = [-1000. -1001.]" in text and "case 1" not in text
+
+
+def test_a_helper_that_is_not_written_is_named():
+    def softmax_mine(x):
+        raise NotImplementedError  # your code here
+
+    def attend_mine(q, K, V):
+        return softmax_mine(K @ q / np.sqrt(len(q))) @ V
+
+    result = minitf.check.check_single_query_attention(attend_mine)
+    assert result.status == "fail"
+    assert "raised NotImplementedError in softmax_mine() — is it written yet?" in str(result)
+
+
+def test_checkers_do_not_print(capsys):
+    for name in CHECKERS:
+        checker(name)(SOLUTIONS[name])
+        checker(name)(HOSTILE["NaN everywhere"])
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+# ---------------------------------------------------- right, however it is written
+
+def attend_by_loop(q, K, V):
+    scores = [np.dot(q, k) / np.sqrt(len(q)) for k in K]
+    alphas = np.exp(np.array(scores) - max(scores))
+    return sum(a * v for a, v in zip(alphas / alphas.sum(), V))
+
+
+def temperature_by_power(logits, T):
+    p = softmax(logits) ** (1 / T)  # exp(-8 / 0.1) underflows to 0 either way
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def softmax_backward_by_jacobian(alpha, d_alpha):
+    out = np.empty_like(alpha)
+    for index in np.ndindex(alpha.shape[:-1]):
+        a = alpha[index]
+        out[index] = (np.diag(a) - np.outer(a, a)) @ d_alpha[index]
+    return out
+
+
+def warmup_with_branches(step, d_model, warmup, scale=1.0):
+    rate = step * warmup ** -1.5 if step < warmup else step ** -0.5
+    return scale * rate / np.sqrt(d_model)
+
+
+OTHER_RIGHT_ANSWERS = [
+    ("check_single_query_attention", attend_by_loop),
+    ("check_temperature", temperature_by_power),
+    ("check_top_k", lambda z, k: z >= np.sort(z, axis=-1)[..., -k:][..., :1]),
+    ("check_softmax_backward", softmax_backward_by_jacobian),
+    ("check_warmup", warmup_with_branches),
+    ("check_pad", lambda seqs, pad_id: [list(s) + [pad_id] * (max(map(len, seqs)) - len(s))
+                                        for s in seqs]),
+    ("check_encode_source", lambda text: [tasks.SOURCE_VOCAB.id(w) for w in text.split()]
+     + [tasks.EOS_ID]),
+    ("check_attention_flops", lambda n, d, d_k, d_v: float(2 * n * (d * (2 * d_k + d_v)
+                                                                    + n * (d_k + d_v)))),
+    ("check_causal_mask", lambda n: np.arange(n)[:, None] >= np.arange(n)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), OTHER_RIGHT_ANSWERS,
+                         ids=[name for name, _ in OTHER_RIGHT_ANSWERS])
+def test_a_right_answer_written_another_way_passes(name, fn):
+    result = checker(name)(fn)
+    assert result.passed, str(result)
