@@ -12,7 +12,7 @@ True = may attend, broadcastable to the scores (..., L_q, L_k).
 
 import numpy as np
 
-from .validation import require_float_array, require_int
+from .validation import all_finite, require_float_array, require_int
 
 
 def softmax(x, axis=-1):
@@ -116,7 +116,7 @@ def _validate_attention_inputs(q, k, v, mask):
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (L, d), got shape {a.shape}")
-        if not np.isfinite(a).all():
+        if not all_finite(a):
             raise ValueError(f"{name} contains NaN or inf")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")

@@ -96,13 +96,12 @@ class LayerNorm(Module):
     def forward(self, x):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        mean = x.mean(axis=-1, keepdims=True)
-        centered = x - mean
-        with np.errstate(over="ignore", invalid="ignore"):
-            var = np.mean(centered * centered, axis=-1, keepdims=True)
-        inv_std = 1 / np.sqrt(var + x.dtype.type(self.eps))
-        if not np.all(inv_std > 0):  # σ² overflowed (|x| above ~1e19 in float32), or NaN
-            centered, inv_std = _normalise_large(x, self.eps)
+        centered = x - x.mean(axis=-1, keepdims=True)
+        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
+        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
+        if not np.isfinite(var).all():
+            raise ValueError("x contains NaN or inf")
+        inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
         x_hat = centered * inv_std
         self._cache = (x_hat, inv_std)
         return self.gamma * x_hat + self.beta
@@ -141,20 +140,6 @@ class Dropout(Module):
 
     def backward(self, dout):
         return dout * self.saved()
-
-
-def _normalise_large(x, eps):
-    """(x − μ, 1/√(σ² + ε)) for entries so large that σ² overflows: each row is divided by its
-    largest |x − μ| before squaring, in float64, so no intermediate overflows."""
-    if not np.isfinite(x).all():
-        raise ValueError("x contains NaN or inf")
-    x64 = x.astype(np.float64)
-    centered = x64 - x64.mean(axis=-1, keepdims=True)
-    scale = np.abs(centered).max(axis=-1, keepdims=True)
-    scale[scale == 0] = 1
-    var_scaled = np.mean((centered / scale) ** 2, axis=-1, keepdims=True)  # σ² / scale²
-    inv_std = 1 / (scale * np.sqrt(var_scaled + eps / scale / scale))
-    return centered.astype(x.dtype), inv_std.astype(x.dtype)
 
 
 def relu(x):

@@ -77,6 +77,8 @@ def require_float_dtype(dtype, name="dtype"):
 def require_float_array(x, name, ndim=None):
     """x as an array of real numbers, floats kept as they are and ints converted to float64;
     with `ndim`, of exactly that many dimensions."""
+    if isinstance(x, np.ndarray) and x.dtype in FLOAT_DTYPES and ndim in (None, x.ndim):
+        return x  # the common case, checked fast: this runs on every layer's input
     x = np.asarray(x)
     if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
         raise ValueError(f"{name} must be an array of real numbers, got dtype {x.dtype}")
@@ -93,6 +95,12 @@ def require_int_array(x, name):
     if x.size and (x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.integer)):
         raise ValueError(f"{name} must be integers, got dtype {x.dtype}")
     return x.astype(np.int64, copy=False)
+
+
+def all_finite(a):
+    """True when no entry of the float array `a` is NaN or ±inf. A finite sum proves it in one
+    pass; only a sum that is not finite (NaN, inf, or an overflow) needs the entry-wise test."""
+    return bool(np.isfinite(a.sum())) or bool(np.isfinite(a).all())
 
 
 def require_last_dim(x, size, name="input", what="d_model"):

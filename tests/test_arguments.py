@@ -10,7 +10,18 @@ import inspect
 import numpy as np
 import pytest
 
-from minitf import attention, cost, fast, generate, layers, multihead, positional, tasks, train
+from minitf import (
+    attention,
+    cost,
+    fast,
+    generate,
+    layers,
+    multihead,
+    positional,
+    referent,
+    tasks,
+    train,
+)
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.model import Transformer
@@ -28,6 +39,14 @@ def tiny_model():
 
 
 SRC = tasks.make_batch([12, 305])[0]
+
+
+def tiny_referent_model():
+    return referent.ReferentModel(d_model=8, num_heads=2, num_layers=1, d_ff=16, rng=0)
+
+
+REFERENT_EXAMPLES = referent.sample(0, 2)
+REFERENT_BATCH = referent.make_batch(REFERENT_EXAMPLES)
 
 
 def forward_of(module, *args):
@@ -144,6 +163,28 @@ CALLS = {
                                             numbers=[1, 2], batch_size=2, beam_size=1)),
     "TrainConfig": (train.TrainConfig, dict(steps=4, batch_size=2, warmup=2, lr_scale=0.5,
                                             label_smoothing=0.1, clip_norm=1.0)),
+    "sentence": (referent.sentence, dict(living="dog", place="river", adjective="wide",
+                                         verb="cross", passive=True, opener=("yesterday",),
+                                         because="since")),
+    "pairs": (referent.pairs, dict(held_out=True)),
+    "sample_referent": (referent.sample, dict(rng=0, n=2, held_out=False)),
+    "encode": (referent.encode, dict(words=["the", "dog"])),
+    "make_batch_referent": (referent.make_batch, dict(examples=REFERENT_EXAMPLES)),
+    "PointerHead": (referent.PointerHead, dict(d_model=8, d_k=4, dtype=np.float32, rng=0)),
+    "PointerHead.forward": (lambda h, query_index, mask: referent.PointerHead(8, rng=0).forward(
+        h, query_index, mask), dict(h=X, query_index=np.array([1]),
+                                    mask=np.ones((1, 3), dtype=bool))),
+    "ReferentModel": (referent.ReferentModel, dict(d_model=8, num_heads=2, num_layers=1, d_ff=16,
+                                                   max_len=16, norm_first=False,
+                                                   dtype=np.float32, rng=0)),
+    "ReferentModel.forward": (lambda tokens, it: tiny_referent_model().forward(tokens, it),
+                              dict(tokens=REFERENT_BATCH[0], it=REFERENT_BATCH[1])),
+    "accuracy": (referent.accuracy, dict(model=tiny_referent_model(),
+                                         examples=REFERENT_EXAMPLES)),
+    "train_referent": (referent.train_referent, dict(model=tiny_referent_model(), steps=1,
+                                                     batch_size=2, warmup=1, lr_scale=1.0,
+                                                     clip_norm=1.0, seed=0, log_every=1,
+                                                     verbose=False)),
 }
 
 
@@ -197,7 +238,7 @@ def test_every_public_callable_is_listed():
                  "check_module", "relu_backward", "gelu_backward", "use_cjk_font",
                  "plot_matrix", "attention_heatmap", "TransformerConfig", "Module",
                  "encode_source", "encode_target", "decode_source", "load_translator",
-                 "translate", "train"}
+                 "translate", "train", "Example"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
                                  "minitf.pytorch", "minitf.diagrams")):

@@ -261,4 +261,4 @@ def test_star_import_gives_every_checker():
     namespace = {}
     exec("from minitf.check import *", namespace)
     checkers = [n for n in dir(check) if n.startswith("check_") and n != "check_function"]
-    assert len(checkers) == 30 and all(name in namespace for name in checkers)
+    assert len(checkers) == 32 and all(name in namespace for name in checkers)

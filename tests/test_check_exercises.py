@@ -9,7 +9,7 @@ import pytest
 from check_solutions import SOLUTIONS
 
 import minitf.check
-from minitf import tasks
+from minitf import referent, tasks
 from minitf.attention import padding_mask, softmax
 from minitf.check import EXERCISES
 from minitf.check.core import NOT_WRITTEN
@@ -261,6 +261,19 @@ def kv_step_in_place(x_t, cache, W_q, W_k, W_v):
     return np.sum(weights[..., None] * v, axis=-2), {"k": k, "v": v}  # a new cache dict
 
 
+def referent_rule_in_place(words):
+    kind = referent.LIVING if words[-1] in referent.LIVING_ADJECTIVES else referent.PLACES
+    words.reverse()  # searches from the end, in the caller's list
+    return len(words) - 1 - next(i for i, w in enumerate(words) if w in kind)
+
+
+def pointer_gradient_in_place(q, K, target):
+    K /= np.sqrt(len(q))  # scales the caller's keys
+    p = softmax_in_place(K @ q)
+    p[target] -= 1
+    return K.T @ p
+
+
 IN_PLACE = {
     "check_encode_source": encode_source_in_place,
     "check_embedding_lookup": embed_in_place,
@@ -292,6 +305,8 @@ IN_PLACE = {
     "check_warmup": warmup_in_place,
     "check_beam_search": beam_search_in_place,
     "check_kv_cache": kv_step_in_place,
+    "check_referent_rule": referent_rule_in_place,
+    "check_pointer_gradient": pointer_gradient_in_place,
 }
 
 
@@ -304,7 +319,7 @@ def checker(name):
 def test_every_checker_is_tested_and_exported():
     exported = {n for n in minitf.check.__all__ if n.startswith("check_") and n != "check_function"}
     assert exported == set(EXERCISES) == set(SOLUTIONS) == set(IN_PLACE)
-    assert len(EXERCISES) == 30
+    assert len(EXERCISES) == 32
 
 
 @pytest.mark.parametrize("name", CHECKERS)

@@ -1,0 +1,116 @@
+"""Exercises of notebook 09: the rule behind "it", written by hand, and the gradient of the
+pointer's loss with respect to the query of "it" (cases, references, known mistakes)."""
+
+import numpy as np
+
+from .. import referent
+from ..attention import softmax
+from .core import Case, Exercise, Mistake
+
+__all__ = ["check_referent_rule", "check_pointer_gradient"]
+
+
+# ------------------------------------------------------------ the rule by hand
+
+_NOUNS = set(referent.LIVING) | set(referent.PLACES)
+
+
+def _nouns(words):
+    return [i for i, w in enumerate(words) if w in _NOUNS]
+
+
+def _rule(words):
+    kind = referent.LIVING if words[-1] in referent.LIVING_ADJECTIVES else referent.PLACES
+    return next(i for i, w in enumerate(words) if w in kind)
+
+
+def _rule_cases():
+    s = referent.sentence
+    examples = [
+        s("animal", "street", "tired"), s("animal", "street", "wide"),
+        s("animal", "street", "wide", passive=True), s("animal", "street", "tired", passive=True),
+        s("dog", "river", "hungry", verb="reach", opener=("yesterday",), because="since"),
+        s("girl", "bridge", "busy", verb="use", passive=True, opener=("that", "morning")),
+        *referent.sample(90, 3), *referent.sample(91, 3, held_out=True),
+    ]
+    return [Case((list(e.words),), " ".join(e.words)) for e in examples]
+
+
+REFERENT_RULE = Exercise(
+    name="referent_rule", checker="check_referent_rule", args=("words",),
+    task="the index (an int, counting from 0) of the word that 'it' refers to",
+    cases=_rule_cases, reference=_rule,
+    mistakes=(
+        Mistake("you always chose the first noun; the adjective decides which noun 'it' is, "
+                "and the passive ('the street wasn't crossed by the animal') puts the place "
+                "first", lambda w: _nouns(w)[0]),
+        Mistake("you always chose the noun nearest to 'it'; the adjective decides, not the "
+                "distance", lambda w: _nouns(w)[-1]),
+        Mistake("you always chose the living noun; with an adjective for places (wide, busy, "
+                "...) 'it' is the place",
+                lambda w: next(i for i in _nouns(w) if w[i] in referent.LIVING)),
+        Mistake("you always chose the place; with an adjective for living things (tired, "
+                "scared, ...) 'it' is the living noun",
+                lambda w: next(i for i in _nouns(w) if w[i] in referent.PLACES)),
+        Mistake("that is the index of the 'the' before the noun", lambda w: _rule(w) - 1),
+        Mistake("return the noun's index in the sentence, not its distance from 'it'",
+                lambda w: _rule(w) - w.index("it")),
+    ))
+
+
+# -------------------------------------------------------- the pointer's gradient
+
+def _pointer_gradient(q, K, target, *, scale=True, onehot=True, sign=1.0):
+    """∂/∂q of −log softmax(K q / √d_k)[target] = Kᵀ (p − onehot(target)) / √d_k; the
+    flags make the usual mistakes."""
+    root = np.sqrt(len(q))
+    ds = softmax(K @ q / root)
+    if onehot:
+        ds[target] -= 1
+    return sign * (K.T @ ds) / (root if scale else 1.0)
+
+
+def _pointer_cases():
+    rng = np.random.default_rng(92)
+    return [
+        Case((rng.standard_normal(2), rng.standard_normal((5, 2)), 1), "5 words, d_k = 2"),
+        Case((rng.standard_normal(4), 2 * rng.standard_normal((11, 4)), 7),
+             "a sentence of 11 words"),
+        Case((3 * rng.standard_normal(8), 3 * rng.standard_normal((14, 8)), 0),
+             "large scores: p is confident"),
+    ]
+
+
+POINTER_GRADIENT = Exercise(
+    name="pointer_gradient", checker="check_pointer_gradient", args=("q", "K", "target"),
+    task="∂loss/∂q (d_k,) for loss = −log softmax(K q / √d_k)[target]",
+    cases=_pointer_cases, reference=_pointer_gradient,
+    mistakes=(
+        Mistake("the factor 1/√d_k is missing: the scores are K q / √d_k, so the chain rule "
+                "brings a 1/√d_k", lambda q, K, t: _pointer_gradient(q, K, t, scale=False)),
+        Mistake("divide by √d_k, not d_k",
+                lambda q, K, t: _pointer_gradient(q, K, t) / np.sqrt(len(q))),
+        Mistake("the sign is flipped: ∂loss/∂scores = p − onehot (the loss falls as the "
+                "target's probability rises)",
+                lambda q, K, t: _pointer_gradient(q, K, t, sign=-1.0)),
+        Mistake("the − onehot(target) is missing: ∂loss/∂scores = p − onehot",
+                lambda q, K, t: _pointer_gradient(q, K, t, onehot=False)),
+        Mistake("only −k_target / √d_k: every key also pushes q away with its probability, "
+                "Σ_j p_j k_j / √d_k", lambda q, K, t: -K[t] / np.sqrt(len(q))),
+    ))
+
+
+def check_referent_rule(fn):
+    """fn(words: list of str) -> the index of the word "it" refers to, for sentences of
+    minitf.referent (both orders, every opening, training and held-out pairs).
+    An exercise of notebook 09."""
+    return REFERENT_RULE.check(fn)
+
+
+def check_pointer_gradient(fn):
+    """fn(q (d_k,), K (L, d_k), target int) -> ∂loss/∂q (d_k,) for the pointer's loss
+    −log softmax(K q / √d_k)[target]. An exercise of notebook 09."""
+    return POINTER_GRADIENT.check(fn)
+
+
+EXERCISES = [REFERENT_RULE, POINTER_GRADIENT]

@@ -1,0 +1,303 @@
+"""What "it" refers to (指代): the notes' sentence as a task a small encoder learns.
+
+    The animal didn't cross the street because it was too tired.   "it" = the animal
+    The animal didn't cross the street because it was too wide.    "it" = the street
+
+Sentences are generated from that template with many living nouns, places, verbs and
+adjectives that fit only one kind of noun. The nouns also come in the other order (the
+passive, "the street wasn't crossed by the animal because …") and after an optional opening
+("yesterday …"), so the position of a word says nothing about the answer. The label is the
+index of the token that "it" refers to.
+
+The model (`ReferentModel`) is embeddings × √d_model + sinusoidal positions, the encoder of
+notebook 05, and a pointer head: one more attention score, from "it" to every position,
+whose softmax is the answer. Built in notebook 09.
+"""
+
+import math
+import sys
+from collections import namedtuple
+
+import numpy as np
+
+from .attention import padding_mask
+from .encoder import Encoder
+from .layers import Embedding, glorot_uniform
+from .module import Module, as_rng
+from .positional import sinusoidal_encoding
+from .tasks import PAD_ID, Vocab, pad
+from .train import Adam, clip_grad_norm, cross_entropy, warmup_schedule
+from .validation import (
+    require_bool,
+    require_float_array,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_int_array,
+    require_real,
+    require_sizes,
+    require_token_ids,
+)
+
+# The first noun and adjective of each kind are the notes' own (animal, tired; street, wide).
+LIVING = ("animal", "dog", "cat", "horse", "child", "cow", "fox", "sheep", "goat", "boy",
+          "girl", "donkey", "rabbit", "man", "woman", "deer")
+PLACES = ("street", "road", "river", "bridge", "field", "square", "valley", "stream",
+          "highway", "canal", "desert", "lake", "path", "track")
+LIVING_ADJECTIVES = ("tired", "scared", "hungry", "weak", "sleepy", "sick", "lazy", "nervous",
+                     "exhausted", "frightened")
+PLACE_ADJECTIVES = ("wide", "busy", "long", "steep", "crowded", "muddy", "icy", "deep",
+                    "slippery", "flooded")
+VERBS = (("cross", "crossed"), ("reach", "reached"), ("enter", "entered"), ("use", "used"),
+         ("take", "taken"))
+OPENERS = ((), ("yesterday",), ("that", "morning"))
+BECAUSE = ("because", "since")
+HELD_OUT_EVERY = 4  # pair (i, j) of the lists above is held out when (i + j) % 4 == 0
+
+_FRAME = ("the", "didn't", "wasn't", "by", "it", "was", "too")
+VOCAB = Vocab(sorted(set(LIVING + PLACES + LIVING_ADJECTIVES + PLACE_ADJECTIVES + _FRAME
+                         + BECAUSE + sum(VERBS, ()) + sum(OPENERS, ()))))
+
+Example = namedtuple("Example", "words it referent")
+Example.__doc__ = """One sentence of the task: its words (a list), the index of "it", the index
+of the word "it" refers to. Notebook 09 §1."""
+
+
+def sentence(living, place, adjective, verb="cross", passive=False, opener=(),
+             because="because"):
+    """One sentence as an Example; "it" refers to `living` if `adjective` is one of
+    LIVING_ADJECTIVES, to `place` if it is one of PLACE_ADJECTIVES. Notebook 09 §1.
+
+    Active:  [opener] the living didn't cross the place because it was too adjective
+    Passive: [opener] the place wasn't crossed by the living because it was too adjective
+    """
+    forms = dict(VERBS)
+    for word, group, name in ((living, LIVING, "living"), (place, PLACES, "place"),
+                              (adjective, LIVING_ADJECTIVES + PLACE_ADJECTIVES, "adjective"),
+                              (verb, tuple(forms), "verb"), (because, BECAUSE, "because")):
+        if not isinstance(word, str) or word not in group:
+            raise ValueError(f"{name}={word!r} is not one of {group}")
+    passive = require_bool(passive, "passive")
+    opener = tuple(opener) if isinstance(opener, (tuple, list)) else opener
+    if opener not in OPENERS:
+        raise ValueError(f"opener={opener!r} is not one of {OPENERS}")
+    if passive:
+        main = ["the", place, "wasn't", forms[verb], "by", "the", living]
+    else:
+        main = ["the", living, "didn't", verb, "the", place]
+    words = [*opener, *main, because, "it", "was", "too", adjective]
+    noun = living if adjective in LIVING_ADJECTIVES else place
+    return Example(words, words.index("it"), words.index(noun))
+
+
+def pairs(held_out):
+    """The (noun, adjective) pairs of one split: a noun with an adjective that fits it.
+    Notebook 09 §1.
+
+    Pair (i, j) — the i-th noun and j-th adjective of the same kind — is held out when
+    (i + j) % HELD_OUT_EVERY == 0: a quarter of each noun's adjectives, every noun and every
+    adjective still seen in training. The notes' (animal, tired) and (street, wide) are held
+    out.
+    """
+    held_out = require_bool(held_out, "held_out")
+    return [(noun, adjective)
+            for nouns, adjectives in ((LIVING, LIVING_ADJECTIVES), (PLACES, PLACE_ADJECTIVES))
+            for i, noun in enumerate(nouns) for j, adjective in enumerate(adjectives)
+            if ((i + j) % HELD_OUT_EVERY == 0) == held_out]
+
+
+def sample(rng, n, held_out=False):
+    """n random Examples whose (referent, adjective) pair is from the training pairs, or
+    from the held-out pairs; the other noun, verb, order and opening drawn at random.
+    Notebook 09 §1."""
+    rng = as_rng(rng)
+    n = require_int(n, "n", low=0)
+    chosen = pairs(held_out)
+    out = []
+    for _ in range(n):
+        noun, adjective = chosen[rng.integers(len(chosen))]
+        if noun in LIVING:
+            living, place = noun, PLACES[rng.integers(len(PLACES))]
+        else:
+            living, place = LIVING[rng.integers(len(LIVING))], noun
+        out.append(sentence(living, place, adjective,
+                            verb=VERBS[rng.integers(len(VERBS))][0],
+                            passive=bool(rng.integers(2)),
+                            opener=OPENERS[rng.integers(len(OPENERS))],
+                            because=BECAUSE[rng.integers(len(BECAUSE))]))
+    return out
+
+
+def encode(words):
+    """A sentence -> int64 ids (L,). `words` is a list of words or a str (lower-cased and
+    split on spaces); a word outside VOCAB is a ValueError naming it. Notebook 09 §2."""
+    if isinstance(words, str):
+        words = words.lower().split()
+    if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"words must be a str or a list of words, got {type(words).__name__}")
+    unknown = [w for w in words if w not in VOCAB]
+    if unknown:
+        raise ValueError(f"words contain {unknown[0]!r}, which is not in the task's "
+                         f"vocabulary (referent.VOCAB)")
+    return np.array(VOCAB.encode(words), dtype=np.int64)
+
+
+def make_batch(examples):
+    """Examples -> (tokens (B, L) int64 padded with 0, it (B,) int64, referent (B,) int64).
+    Notebook 09 §2."""
+    if not isinstance(examples, (list, tuple)) or not examples:
+        raise ValueError(f"examples must be a non-empty list of Examples, got "
+                         f"{type(examples).__name__}{'' if examples else ' (empty)'}")
+    if not all(isinstance(e, Example) for e in examples):
+        raise TypeError("examples must be Examples (from referent.sentence or referent.sample)")
+    tokens = pad([encode(e.words) for e in examples])
+    it = np.array([e.it for e in examples], dtype=np.int64)
+    referent = np.array([e.referent for e in examples], dtype=np.int64)
+    return tokens, it, referent
+
+
+class PointerHead(Module):
+    """Points from one position of each sequence at a position of the same sequence:
+
+        q = h_it W_q,   k_j = h_j W_k,   logit_j = q · k_j / √d_k,   p = softmax(logit)
+
+    forward(h (B, L, d_model), query_index (B,) int, mask (B, L) bool or None; True = may be
+    pointed at) -> logits (B, L); a masked position gets -inf (probability 0).
+    backward(dlogits) -> dh. No biases: a bias on the keys would add the same number to
+    every logit. Built in notebook 09 §3.
+    """
+
+    def __init__(self, d_model, d_k=None, *, dtype=np.float32, rng=None):
+        super().__init__()
+        rng = as_rng(rng)
+        self.d_model = require_int(d_model, "d_model", low=1)
+        self.d_k = self.d_model if d_k is None else require_int(d_k, "d_k", low=1)
+        dtype = require_float_dtype(dtype)
+        self.add_param("W_q", glorot_uniform(rng, self.d_model, self.d_k, dtype))
+        self.add_param("W_k", glorot_uniform(rng, self.d_model, self.d_k, dtype))
+
+    def forward(self, h, query_index, mask=None):
+        h = require_float_array(h, "h")
+        if h.ndim != 3 or h.shape[-1] != self.d_model:
+            raise ValueError(f"h must have shape (B, L, d_model={self.d_model}), got {h.shape}")
+        B, L, _ = h.shape
+        query_index = require_int_array(query_index, "query_index")
+        if query_index.shape != (B,):
+            raise ValueError(f"query_index must hold {B} positions, one per sequence; got "
+                             f"shape {query_index.shape}")
+        if query_index.size and not (0 <= query_index.min() and query_index.max() < L):
+            raise ValueError(f"query_index must lie in 0..{L - 1}, got {query_index}")
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (B, L):
+                raise ValueError(f"mask must be bool of shape (B, L) = {(B, L)}, got "
+                                 f"{mask.dtype} of shape {mask.shape}")
+        rows = np.arange(B)
+        scale = h.dtype.type(1 / math.sqrt(self.d_k))
+        h_query = h[rows, query_index]  # (B, d_model)
+        q = h_query @ self.W_q  # (B, d_k)
+        k = h @ self.W_k  # (B, L, d_k)
+        logits = (k @ q[:, :, None])[:, :, 0] * scale  # (B, L)
+        if mask is not None:
+            logits = np.where(mask, logits, h.dtype.type(-np.inf))
+        self._cache = (h, query_index, mask, h_query, q, k, scale)
+        return logits
+
+    def backward(self, dlogits):
+        h, query_index, mask, h_query, q, k, scale = self.saved()
+        if mask is not None:
+            dlogits = np.where(mask, dlogits, 0)
+        ds = dlogits * scale  # (B, L)
+        dq = (ds[:, None, :] @ k)[:, 0]  # (B, d_k)
+        dk = ds[:, :, None] * q[:, None, :]  # (B, L, d_k)
+        self.grads["W_q"] += h_query.T @ dq
+        self.grads["W_k"] += h.reshape(-1, self.d_model).T @ dk.reshape(-1, self.d_k)
+        dh = dk @ self.W_k.T  # (B, L, d_model)
+        dh[np.arange(len(h)), query_index] += dq @ self.W_q.T
+        return dh
+
+
+class ReferentModel(Module):
+    """tokens (B, L), it (B,) -> pointer logits (B, L): where "it" points.
+
+    embeddings × √d_model + sinusoidal positions -> Encoder (padding masked) -> PointerHead
+    from the position of "it". Built in notebook 09 §3.
+    """
+
+    def __init__(self, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16,
+                 norm_first=False, *, dtype=np.float32, rng=None):
+        super().__init__()
+        d_model, num_heads, num_layers, d_ff, max_len = require_sizes(
+            d_model=d_model, num_heads=num_heads, num_layers=num_layers, d_ff=d_ff,
+            max_len=max_len)
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        rng = as_rng(rng)
+        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
+        self.embed = Embedding(len(VOCAB), d_model, dtype=dtype, rng=rng)
+        self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, norm_first, dtype=dtype,
+                               rng=rng)
+        self.pointer = PointerHead(d_model, d_model // num_heads, dtype=dtype, rng=rng)
+        self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table
+
+    def forward(self, tokens, it):
+        tokens = require_token_ids(tokens, len(VOCAB))
+        if tokens.ndim != 2 or tokens.shape[1] > self.max_len:
+            raise ValueError(f"tokens must have shape (B, L) with L <= max_len={self.max_len}, "
+                             f"got {tokens.shape}")
+        it = require_int_array(it, "it")
+        if it.shape != tokens.shape[:1] or (it.size and not 0 <= it.min() <= it.max()
+                                            < tokens.shape[1]):
+            raise ValueError(f"it must hold one position in 0..{tokens.shape[1] - 1} per "
+                             f"sentence, {tokens.shape[0]} in all; got {it}")
+        self._cache = True  # its parts keep what backward needs
+        x = self.embed(tokens) * self.dtype.type(math.sqrt(self.d_model)) \
+            + self.pe[:tokens.shape[1]]  # (B, L, d_model)
+        h = self.encoder(x, mask=padding_mask(tokens, PAD_ID))
+        return self.pointer(h, it, mask=tokens != PAD_ID)
+
+    def backward(self, dlogits):
+        """Fills every parameter gradient from dL/dlogits (B, L); returns None."""
+        self.saved()
+        dx = self.encoder.backward(self.pointer.backward(dlogits))
+        self.embed.backward(dx * self.dtype.type(math.sqrt(self.d_model)))
+
+
+def accuracy(model, examples):
+    """Fraction of examples whose referent gets the largest pointer logit. Notebook 09 §4."""
+    require_instance(model, ReferentModel, "model")
+    tokens, it, referent = make_batch(examples)
+    return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
+
+
+def train_referent(model, *, steps=300, batch_size=64, warmup=50, lr_scale=1.0, clip_norm=1.0,
+                   seed=0, log_every=100, verbose=True, stream=None):
+    """Train `model` in place on fresh training sentences (`sample(seed, …)`); returns the
+    loss of every step as an array. Adam with the warm-up schedule of notebook 08, gradients
+    clipped to `clip_norm` (None: not clipped). Built in notebook 09 §4."""
+    require_instance(model, ReferentModel, "model")
+    steps, batch_size, warmup, log_every = require_sizes(
+        steps=steps, batch_size=batch_size, warmup=warmup, log_every=log_every)
+    lr_scale = require_real(lr_scale, "lr_scale", low=0, low_open=True)
+    if clip_norm is not None:
+        clip_norm = require_real(clip_norm, "clip_norm", low=0, low_open=True)
+    rng = np.random.default_rng(require_int(seed, "seed", low=0))
+    verbose = require_bool(verbose, "verbose")
+    optimizer = Adam(model, lr=0.0)
+    stream = stream or sys.stdout
+    losses = []
+    for step in range(1, steps + 1):
+        tokens, it, referent = make_batch(sample(rng, batch_size))
+        loss, dlogits = cross_entropy(model(tokens, it), referent, ignore_index=None)
+        model.zero_grad()
+        model.backward(dlogits)
+        if clip_norm:
+            clip_grad_norm(model, clip_norm)
+        optimizer.lr = warmup_schedule(step, d_model=model.d_model, warmup=warmup,
+                                       scale=lr_scale)
+        optimizer.step()
+        losses.append(loss)
+        if verbose and (step % log_every == 0 or step == steps):
+            stream.write(f"step {step:4d}  mean loss of the last {log_every} steps "
+                         f"{np.mean(losses[-log_every:]):.4f}\n")
+    return np.array(losses)
