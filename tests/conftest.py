@@ -13,7 +13,7 @@ import pytest
 
 TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_check_nb10.py")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-_left_out = []
+_left_out = set()
 
 
 def pytest_configure(config):
@@ -25,7 +25,7 @@ def pytest_configure(config):
 
 def pytest_ignore_collect(collection_path, config):
     if not HAVE_TORCH and collection_path.name in TORCH_TESTS:
-        _left_out.append(collection_path.name)
+        _left_out.add(collection_path.name)
         return True
     return None
 
