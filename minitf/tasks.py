@@ -33,11 +33,7 @@ _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾"
 
 
 def _check_number(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"expected an int in 0..{MAX_NUMBER}, got {n!r} ({type(n).__name__})")
-    if not 0 <= n <= MAX_NUMBER:
-        raise ValueError(f"{n} is outside 0..{MAX_NUMBER}")
-    return int(n)
+    return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
 def _below_100_words(n):
