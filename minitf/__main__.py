@@ -87,11 +87,13 @@ def _check_train_options(args):
         require_real(args.max_seconds, "--max-seconds", 0, low_open=True)
     if args.threads is not None:
         require_int(args.threads, "--threads", low=1)
+    require_int(args.nproc, "--nproc", low=1)
+    if args.engine == "numpy" and (args.nproc, args.device) != (1, "cpu"):
+        raise ValueError("--nproc and --device need --engine torch")
     _check_out(args.out)
 
 
 def _train(args):
-    model = training.new_model(args.seed)
     config = dataclasses.replace(training.TrainConfig(), steps=args.steps)
     if args.all_numbers:
         every = np.arange(tasks.MAX_NUMBER + 1)
@@ -100,23 +102,42 @@ def _train(args):
         numbers, measured_on = tasks.split(), "held-out"
         trained_on = "the training numbers of tasks.split() (2000 held out)"
     settings = {**dataclasses.asdict(training.TRANSLATOR_CONFIG), **dataclasses.asdict(config)}
-    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    print(f"training on {trained_on}: " + ", ".join(f"{k}={v}" for k, v in settings.items())
-          + f", seed={args.seed}; BLAS threads {threads}")
+    header = (f"training on {trained_on}: " + ", ".join(f"{k}={v}" for k, v in settings.items())
+              + f", seed={args.seed}")
     start, cpu_start = time.perf_counter(), time.process_time()
-    history = training.train(model, config, seed=args.seed, numbers=numbers,
-                             max_seconds=args.max_seconds, verbose=not args.quiet,
-                             eval_name=measured_on)
+    if args.engine == "torch":
+        model, history = _train_with_torch(args, config, numbers, header, measured_on)
+        if model is None:  # a torchrun process other than the first: it saves nothing
+            return 0
+    else:
+        threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+        print(f"{header}; BLAS threads {threads}")
+        model = training.new_model(args.seed)
+        history = training.train(model, config, seed=args.seed, numbers=numbers,
+                                 max_seconds=args.max_seconds, verbose=not args.quiet,
+                                 eval_name=measured_on)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     accuracy, tested = history["accuracy"][-1], len(numbers[1])
     score = {"exact_match_all" if args.all_numbers else "held_out_exact_match": accuracy}
     path = save_checkpoint(args.out, model, seed=args.seed, steps=history["step"][-1],
                            trained_on=trained_on, command=args.command_line, **score,
-                           train_config=dataclasses.asdict(config))
+                           train_config=dataclasses.asdict(config), engine=args.engine)
     print(f"exact match on {measured_on} {tested} numbers: {accuracy:.2%} "
           f"({round(accuracy * tested)}/{tested}) after {history['step'][-1]} steps in "
-          f"{seconds:.1f} s ({cpu:.1f} s of CPU); saved to {path}")
+          f"{seconds:.1f} s ({cpu:.1f} s of CPU in this process); saved to {path}")
     return 0
+
+
+def _train_with_torch(args, config, numbers, header, eval_name):
+    try:
+        from .pytorch_train import train  # imports torch: only here
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ValueError("--engine torch needs PyTorch: pip install -e '.[torch]'") from None
+    return train(config, nproc=args.nproc, device=args.device, seed=args.seed, numbers=numbers,
+                 max_seconds=args.max_seconds, verbose=not args.quiet, threads=args.threads,
+                 header=header, eval_name=eval_name)
 
 
 def _add_train(commands):
@@ -136,6 +157,14 @@ def _add_train(commands):
                    help="BLAS threads (default 1, unless OPENBLAS_NUM_THREADS or "
                         "OMP_NUM_THREADS is set): this small model gains nothing from more")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--engine", choices=("numpy", "torch"), default="numpy",
+                   help="numpy: minitf's own forward and backward (default); torch: the same "
+                        "model in PyTorch under torch.distributed (needs torch installed)")
+    p.add_argument("--nproc", type=int, default=1,
+                   help="with --engine torch: processes on this machine, each training on "
+                        "its share of every batch (default %(default)s)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="with --engine torch: where each process computes (default %(default)s)")
     p.set_defaults(run=_train, check=_check_train_options)
 
 

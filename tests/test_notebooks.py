@@ -179,5 +179,5 @@ def test_the_whole_course_is_there():
     expected = ["00_overview", "01_single_query_attention", "02_matrix_attention",
                 "03_multi_head_attention", "04_positional_encoding", "05_encoder",
                 "06_masked_decoder", "07_generation", "08_training",
-                "09_what_it_refers_to"]
+                "09_what_it_refers_to", "10_to_pytorch"]
     assert [path.stem for path in NOTEBOOKS] == expected
