@@ -1,16 +1,16 @@
 """Training the translator with torch, across processes (分布式数据并行).
 
-Built in notebook 10 §5; run as ``python -m minitf train --engine torch [--nproc N]
-[--device cpu|cuda]``, or under torchrun on several machines (README).
+Built in notebook 10 §5; run as ``python -m minitf train --engine torch [--nproc N] [--device
+cpu|cuda]``, or under torchrun on several machines (README).
 
-The same task, batches, loss, clipping and learning-rate schedule as `minitf.train.train`,
-with torch doing the arithmetic: the model is `to_torch` of a new minitf model, the optimiser
-torch's Adam under a LambdaLR that follows minitf's `warmup_schedule` × `cooldown_factor`. Every process draws the
-same batch (same seed), runs its own shard of the rows, and DistributedDataParallel averages
-the gradients in backward; each process scales its summed token losses by
-world size / (target tokens of the whole batch), so the average is the gradient of the whole
-batch's mean loss — the same step as one process on the whole batch. Process 0 measures the
-held-out exact match with minitf (`from_torch`) and hands back the minitf model.
+The same task, batches, loss, clipping and learning-rate schedule as `minitf.train.train`, with
+torch doing the arithmetic: the model is `to_torch` of a new minitf model, the optimiser
+torch's Adam under a LambdaLR that follows minitf's `warmup_schedule` × `cooldown_factor`.
+Every process draws the same batch (same seed), runs its own shard of the rows, and
+DistributedDataParallel averages the gradients in backward; each process scales its summed
+token losses by world size / (target tokens of the whole batch), so the average is the gradient
+of the whole batch's mean loss — the same step as one process on the whole batch. Process 0
+measures the held-out exact match with minitf (`from_torch`) and hands back the minitf model.
 """
 
 import dataclasses
