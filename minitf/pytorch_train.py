@@ -152,7 +152,8 @@ def _loop(rank, world_size, cuda_index, job, stream):
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: training.warmup_schedule(
         i + 1, d_model=module.d_model, warmup=cfg.warmup, scale=cfg.lr_scale)
-        * training.cooldown_factor(i + 1, cfg.steps, cfg.cooldown))
+        * training.cooldown_factor(min(i + 1, cfg.steps), cfg.steps, cfg.cooldown))
+    # (LambdaLR also asks for the rate after the last step, which is never used)
     is_first = rank == 0
     progress = (training._Progress(cfg.steps, stream, job["eval_name"])
                 if is_first and job["verbose"] else None)
