@@ -22,8 +22,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
+# `make lab LAB_ARGS="--no-browser --port=8890"` passes extra arguments to JupyterLab.
+LAB_ARGS ?=
+# JupyterLab refuses to start as root (in a Docker container, on a cloud VM) unless told
+# --allow-root; as any other user it starts as usual.
+USER_ID := $(shell id -u 2>/dev/null)
+ROOT_ARGS = $(if $(filter 0,$(USER_ID)),--allow-root)
+ROOT_NOTE := make lab: you are root (a container or a cloud VM?), so JupyterLab gets --allow-root
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	@$(if $(ROOT_ARGS),echo "$(ROOT_NOTE)")
+	$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_ARGS) notebooks/
 
 # MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).
