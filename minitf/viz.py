@@ -186,3 +186,40 @@ def step_times(seconds, labels, *, title=None, width=15):
         ax.set_title(title)
     ax.legend()
     return fig
+
+
+# ---- notebook 02: the measured cost of attention
+
+__all__ += ["plot_cost"]
+
+
+def plot_cost(lengths, seconds, peak_bytes, title="scaled_dot_product_attention"):
+    """Measured time (s) and peak memory (bytes) against the sequence length n, on log-log
+    axes, each with a dashed n² line (slope 2) through its last point. Returns the Figure,
+    closed in pyplot so that a notebook shows it once, as the cell's value.
+    Notebook 02 §5.
+    """
+    n = np.asarray(lengths, dtype=float)
+    series = {"seconds": np.asarray(seconds, dtype=float),
+              "peak_bytes": np.asarray(peak_bytes, dtype=float)}
+    if n.ndim != 1 or n.size < 2:
+        raise ValueError(f"lengths must be at least 2 sequence lengths, got shape {n.shape}")
+    for name, values in series.items():
+        if values.shape != n.shape:
+            raise ValueError(f"{name} has shape {values.shape} but lengths has {n.shape}: "
+                             "one measurement per length")
+    for name, values in (("lengths", n), *series.items()):
+        if not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"{name} must be positive numbers (log-log axes), got {values}")
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), layout="constrained")
+    for ax, y, label in ((axes[0], series["seconds"] * 1e3, "time (ms)"),
+                         (axes[1], series["peak_bytes"] / 2**20, "peak memory (MiB)")):
+        ax.loglog(n, y, "o-", label="measured")
+        ax.loglog(n, y[-1] * (n / n[-1]) ** 2, "k--", label="∝ n²")
+        ax.set_xlabel("sequence length n")
+        ax.set_ylabel(label)
+        ax.legend()
+    axes[0].set_title(f"{title}: time")
+    axes[1].set_title("memory")
+    plt.close(fig)
+    return fig

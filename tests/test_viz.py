@@ -132,3 +132,27 @@ def test_step_times_draws_dots_and_a_running_median_per_series():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["no cache", "cache"]
     with pytest.raises(ValueError, match="one label per series"):
         viz.step_times([slow], ["a", "b"])
+
+
+# ---- notebook 02: plot_cost
+
+def test_plot_cost_draws_measurements_and_the_n_squared_line():
+    lengths = [64, 128, 256]
+    fig = viz.plot_cost(lengths, [1e-4, 3e-4, 1.2e-3], [1e5, 4e5, 1.6e6])
+    time_ax, memory_ax = fig.axes
+    assert time_ax.get_xscale() == time_ax.get_yscale() == "log"
+    measured, guide = time_ax.lines
+    np.testing.assert_allclose(measured.get_ydata(), [0.1, 0.3, 1.2])  # in ms
+    np.testing.assert_allclose(guide.get_ydata(), [1.2 / 16, 1.2 / 4, 1.2])  # n², through the last
+    np.testing.assert_allclose(memory_ax.lines[0].get_ydata(), np.array([1e5, 4e5, 1.6e6]) / 2**20)
+    assert fig not in [plt.figure(n) for n in plt.get_fignums()]  # closed: shown once
+
+
+@pytest.mark.parametrize("lengths, seconds, peaks, message", [
+    ([64, 128], [1e-4], [1e5, 2e5], "seconds has shape"),
+    ([64, 128], [1e-4, 2e-4], [0, 2e5], "peak_bytes must be positive"),
+    ([64], [1e-4], [1e5], "at least 2"),
+])
+def test_plot_cost_refuses_bad_measurements(lengths, seconds, peaks, message):
+    with pytest.raises(ValueError, match=message):
+        viz.plot_cost(lengths, seconds, peaks)
