@@ -37,13 +37,16 @@ def softmax(x, axis=-1):
 def log_softmax(x):
     """log softmax(x) along the last axis: x − max − log Σ exp(x − max). Notebook 08 §1."""
     x = require_float_array(x, "x")
-    shifted = x - x.max(axis=-1, keepdims=True)
+    row_max = x.max(axis=-1, keepdims=True)
+    _refuse_nan_or_posinf(row_max, "the log_softmax input x")
+    shifted = x - row_max
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def causal_mask(n):
     """(n, n) bool, True on and below the diagonal: position i may attend to 0..i.
     Built in notebook 06 §1."""
+    n = require_int(n, "n", low=0)
     return np.tril(np.ones((n, n), dtype=bool))
 
 

@@ -33,6 +33,7 @@ def score_bytes(L_q, L_k, batch=1, dtype=np.float32):
 def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
     """Random float32 q, k, v of shape batch + (n, d), from a seeded generator.
     Notebook 02 §5."""
+    n, d = require_int(n, "n", low=1), require_int(d, "d", low=1)
     if not isinstance(batch, tuple):
         raise TypeError(f"batch must be a tuple of sizes such as (2, 8), got {batch!r}")
     rng = np.random.default_rng(require_int(seed, "seed", low=0))

@@ -94,7 +94,7 @@ def rope(x, positions=None, base=10000.0):
 
     Pairs (x[2i], x[2i+1]) are rotated by the angle pos / base^(2i/d), so that
     rope(q)_m · rope(k)_n depends on q, k and the offset m − n only.
-    Notebook 04, "A modern alternative: rotary encoding (RoPE)".
+    Notebook 04, "Optional: rotary encoding (RoPE)".
     """
     x = require_float_array(x, "x")
     base = require_real(base, "base", low=1, low_open=True)

@@ -7,10 +7,17 @@ Introduced in notebook 00 §1–2.
 """
 
 import difflib
+import re
 
 import numpy as np
 
-from .validation import require_bool, require_int, require_int_array, require_real
+from .validation import (
+    require_bool,
+    require_int,
+    require_int_array,
+    require_real,
+    shorten,
+)
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -33,11 +40,7 @@ _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾"
 
 
 def _check_number(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"expected an int in 0..{MAX_NUMBER}, got {n!r} ({type(n).__name__})")
-    if not 0 <= n <= MAX_NUMBER:
-        raise ValueError(f"{n} is outside 0..{MAX_NUMBER}")
-    return int(n)
+    return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
 def _below_100_words(n):
@@ -146,84 +149,153 @@ SOURCE_VOCAB = Vocab(NUMBER_WORDS)
 TARGET_VOCAB = Vocab(CHARACTERS)
 
 
+_SCALES = ("hundred", "thousand")
+_TOO_LARGE = ("million", "billion", "trillion")
+# hyphens (also Unicode's U+2010 and the non-breaking U+2011) and commas part words as spaces do
+_SEPARATORS = re.compile(r"[\s,\-\u2010\u2011]+")
+
+
 def _unknown_word(word):
-    if word == "and":
-        return "'and' is not used here; write 'one hundred five', not 'one hundred and five'"
-    parts = word.split("-")
-    if len(parts) > 1 and all(p in _WORD_VALUE for p in parts):
-        return f"write {word!r} without a hyphen: {' '.join(parts)!r}"
+    shown = shorten(word)
+    if re.fullmatch(r"[0-9]+", word):
+        example = f", e.g. {english(int(word))!r}" if len(word) <= 4 else ""
+        return f"{shown} is written in digits; write the number in words{example}"
+    if word in _TOO_LARGE:
+        return f"{shown} is too large: this task's numbers are 0..{MAX_NUMBER}"
     close = difflib.get_close_matches(word, NUMBER_WORDS, n=1)
     if close:
-        return f"{word!r} is not a number word; did you mean {close[0]!r}?"
-    return (
-        f"{word!r} is not a number word; the known words are zero to nineteen, "
-        "twenty to ninety by tens, hundred and thousand"
-    )
+        return f"{shown} is not a number word; did you mean {close[0]!r}?"
+    return (f"{shown} is not a number word; the known words are zero to nineteen, "
+            "twenty to ninety by tens, hundred and thousand")
+
+
+def _require_str(text):
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return text
 
 
 def source_words(text):
-    """Split English text into known number words, lower-cased; ValueError otherwise.
+    """Split English text at whitespace into words of the source vocabulary, lower-cased;
+    ValueError naming the first word that is not one. These are the model's tokens: no
+    hyphens, no "and" (`canonical_english` writes any number phrase with them).
     Notebook 00 §2."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    words = text.lower().split()
+    words = _require_str(text).lower().split()
     if not words:
         raise ValueError("the text is empty")
     for word in words:
-        if word not in _WORD_VALUE and word not in ("hundred", "thousand"):
+        if word not in _WORD_VALUE and word not in _SCALES:
+            raise ValueError(_not_a_token(word, text))
+    return words
+
+
+def _not_a_token(word, text):
+    if _SEPARATORS.search(word) or word == "and":
+        try:
+            return (f"{shorten(word)} is not one of the model's words; write "
+                    f"{canonical_english(text)!r} (tasks.canonical_english does)")
+        except ValueError:
+            pass
+    return _unknown_word(word)
+
+
+def _number_words(text):
+    """The lower-case words of a number phrase; hyphens and commas part words as spaces do
+    ("twenty-one", "one thousand, two hundred")."""
+    words = [w for w in _SEPARATORS.split(_require_str(text).lower()) if w]
+    if not words:
+        raise ValueError("the text is empty")
+    for word in words:
+        if word not in _WORD_VALUE and word not in _SCALES and word != "and":
             raise ValueError(_unknown_word(word))
     return words
 
 
-def _parse_below_100(words, text):
-    if not words:
-        return 0
-    first = words[0]
-    if first in ("hundred", "thousand"):
-        raise ValueError(f"{first!r} is out of place in {text!r}")
-    if len(words) == 1:
-        return _WORD_VALUE[first]
-    second = words[1]
-    if first in TENS and second in ONES[1:10] and len(words) == 2:
-        return _WORD_VALUE[first] + _WORD_VALUE[second]
-    bad = 2 if first in TENS and second in ONES[1:10] else 1
-    raise ValueError(f"{words[bad]!r} cannot follow {words[bad - 1]!r} in {text!r}")
+def _misplaced_and(text):
+    return ValueError("'and' can only come after 'hundred' or 'thousand', before the last "
+                      f"part below a hundred, as in 'one hundred and five'; got {shorten(text)}")
+
+
+def _below_100(words, text):
+    """The value of a phrase below a hundred ("ninety nine", "twelve"; no words is 0)."""
+    for i, word in enumerate(words):
+        if word == "and":
+            raise _misplaced_and(text)
+        if word in _SCALES:
+            raise ValueError(f"{word!r} is out of place in {shorten(text)}")
+        if i == 1 and words[0] in TENS and word in ONES[1:10]:
+            continue
+        if i > 0:
+            raise ValueError(f"{word!r} cannot follow {words[i - 1]!r} in {shorten(text)}")
+    return sum(_WORD_VALUE[w] for w in words)
+
+
+def _after_scale(words, text):
+    """The words after 'hundred' or 'thousand' without the "and" that may start them."""
+    if words[:1] != ["and"]:
+        return words
+    words = words[1:]
+    if not words or "hundred" in words or "thousand" in words:
+        raise _misplaced_and(text)
+    return words
+
+
+def _below_1000(words, text):
+    """The value of a phrase below a thousand ("three hundred and five")."""
+    if "hundred" not in words:
+        return _below_100(words, text)
+    k = words.index("hundred")
+    if k == 0:
+        raise ValueError(f"'hundred' needs one of one..nine before it, in {shorten(text)}")
+    if k > 1:
+        raise ValueError(f"{' '.join(words[:k])!r} cannot come before 'hundred' "
+                         f"in {shorten(text)}")
+    if words[0] not in ONES[1:10]:
+        raise ValueError(f"only one..nine can come before 'hundred', not {words[0]!r}")
+    return 100 * _WORD_VALUE[words[0]] + _below_100(_after_scale(words[2:], text), text)
 
 
 def parse_english(text):
-    """Read a number phrase written as `english` writes it back to an int.
+    """A number phrase as people write it -> its int in 0..9999.
 
-    ValueError naming the problem for unknown words or an invalid phrase ("hundred five").
+    Any case and spacing, hyphens ("twenty-one"), commas and the British "and" ("one hundred
+    and five", "three thousand and twelve") are accepted. Anything else is a ValueError that
+    names the problem: an unknown word (with the closest known one), a word out of place, or
+    a number outside 0..9999 ("ten thousand").
     Notebook 00 §2.
     """
-    words = source_words(text)
+    words = _number_words(text)
     if "zero" in words:
         if len(words) > 1:
-            raise ValueError(f"'zero' must stand alone, got {text!r}")
+            raise ValueError(f"'zero' must stand alone, got {shorten(text)}")
         return 0
-    total = 0
-    for scale_word, scale in (("thousand", 1000), ("hundred", 100)):
-        if scale_word not in words:
-            continue
-        k = words.index(scale_word)
-        if k == 0:
-            raise ValueError(f"{scale_word!r} needs one of one..nine before it, in {text!r}")
-        if k > 1:
-            before = " ".join(words[:k])
-            raise ValueError(f"{before!r} cannot come before {scale_word!r} in {text!r}")
-        if words[0] not in ONES[1:10]:
-            raise ValueError(f"only one..nine can come before {scale_word!r}, not {words[0]!r}")
-        total += _WORD_VALUE[words[0]] * scale
-        words = words[2:]
-    return total + _parse_below_100(words, text)
+    if words.count("thousand") > 1:
+        raise ValueError(f"'thousand' can appear only once, in {shorten(text)}")
+    if "thousand" not in words:
+        return _below_1000(words, text)
+    k = words.index("thousand")
+    if k == 0:
+        raise ValueError(f"'thousand' needs a number before it, in {shorten(text)}")
+    value = 1000 * _below_1000(words[:k], text) + _below_1000(
+        _after_scale(words[k + 1:], text), text)
+    if value > MAX_NUMBER:
+        raise ValueError(f"{shorten(text)} is {value:,}; this task's numbers are "
+                         f"0..{MAX_NUMBER}")
+    return value
+
+
+def canonical_english(text):
+    """A number phrase as people write it -> the words `english` writes for it, which are the
+    words the model was trained on: ``"Twenty-One" -> "twenty one"``,
+    ``"one hundred and five" -> "one hundred five"``. ValueError as parse_english.
+    Used by minitf.translate (notebook 07)."""
+    return english(parse_english(text))
 
 
 def target_chars(text):
     """Split Chinese text into known characters (whitespace ignored); ValueError otherwise.
     Notebook 00 §2."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    chars = [c for c in text if not c.isspace()]
+    chars = [c for c in _require_str(text) if not c.isspace()]
     if not chars:
         raise ValueError("the text is empty")
     for c in chars:

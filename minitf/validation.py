@@ -21,7 +21,7 @@ FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def require_int(value, name, low=None, high=None):
     """`value` as an int, refusing bools, floats and numbers outside [low, high]."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {_show(value)} ({type(value).__name__})")
+        raise TypeError(f"{name} must be an int, got {shorten(value)} ({type(value).__name__})")
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{name} must be an int {_range(low, high)}, got {value!r}")
     return int(value)
@@ -30,7 +30,7 @@ def require_int(value, name, low=None, high=None):
 def require_real(value, name, low=None, high=None, *, low_open=False, high_open=False):
     """`value` as a finite float in the interval given (open or closed at each end)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {_show(value)} ({type(value).__name__})")
+        raise TypeError(f"{name} must be a number, got {shorten(value)} ({type(value).__name__})")
     value = float(value)
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
@@ -49,7 +49,7 @@ def require_sizes(**sizes):
 def require_bool(value, name):
     """`value` if it is True or False (a string such as "yes" is refused, not read as True)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {_show(value)} "
+        raise TypeError(f"{name} must be True or False, got {shorten(value)} "
                         f"({type(value).__name__})")
     return bool(value)
 
@@ -57,7 +57,7 @@ def require_bool(value, name):
 def require_instance(value, cls, name):
     """`value` if it is a `cls` (for example a minitf Module)."""
     if not isinstance(value, cls):
-        raise TypeError(f"{name} must be a {cls.__name__}, got {_show(value)} "
+        raise TypeError(f"{name} must be a {cls.__name__}, got {shorten(value)} "
                         f"({type(value).__name__})")
     return value
 
@@ -68,7 +68,7 @@ def require_float_dtype(dtype, name="dtype"):
     try:
         dtype = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{name} must be np.float32 or np.float64, got {_show(dtype)}") from None
+        raise TypeError(f"{name} must be np.float32 or np.float64, got {shorten(dtype)}") from None
     if dtype not in FLOAT_DTYPES:
         raise ValueError(f"{name} must be float32 or float64, got {dtype}")
     return dtype
@@ -129,7 +129,7 @@ def _range(low, high):
     return f">= {low}" if low is not None else f"<= {high}"
 
 
-def _show(value, limit=60):
-    """repr(value), shortened with … when long (an error message never repeats a whole input)."""
+def shorten(value, limit=60):
+    """repr(value), shortened with … when long: an error message never repeats a whole input."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"

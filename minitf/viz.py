@@ -117,6 +117,114 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
     return plot_matrix(w, x_labels=x_labels, y_labels=y_labels, ax=ax, title=title, **kwargs)
 
 
+# ---- notebook 07: distributions over the next token, and time per generated token
+
+__all__ += ["step_times", "token_bars"]
+
+def _closed_subplots(ncols, figsize, **kwargs):
+    """A figure that pyplot will not show by itself: the caller shows or returns it once."""
+    use_cjk_font()
+    fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained", squeeze=False,
+                             **kwargs)
+    plt.close(fig)
+    return fig, axes[0]
+
+
+def token_bars(distributions, labels, titles, *, before=None, figsize=None):
+    """Bar charts of distributions over the same tokens, side by side: one panel per
+    distribution ``(V,)``, one bar per token, tokens labelled by ``labels`` (``V`` strings).
+    ``before`` (optional, ``(V,)``) is drawn in grey behind every panel, e.g. the
+    distribution before a filter. Returns the Figure (the last line of a cell shows it).
+    Notebook 07 §3–4.
+    """
+    dists = [np.asarray(d, dtype=float) for d in distributions]
+    if len(titles) != len(dists):
+        raise ValueError(f"{len(titles)} titles for {len(dists)} distributions")
+    for d in dists + ([np.asarray(before)] if before is not None else []):
+        if d.shape != (len(labels),):
+            raise ValueError(f"a distribution has shape {d.shape}; expected ({len(labels)},), "
+                             "one probability per label")
+    fig, axes = _closed_subplots(len(dists), figsize or (2.8 * len(dists), 2.6), sharey=True)
+    x = np.arange(len(labels))
+    for ax, dist, title in zip(axes, dists, titles):
+        if before is not None:
+            ax.bar(x, before, color="lightgray", label="before")
+        ax.bar(x, dist, color="tab:orange" if before is not None else "tab:blue",
+               alpha=0.85 if before is not None else 1.0,
+               label="after" if before is not None else None)
+        ax.set_xticks(x, labels, rotation=90, fontsize=8)
+        ax.set_title(title)
+    axes[0].set_ylabel("probability")
+    if before is not None:
+        axes[0].legend(fontsize=8)
+    return fig
+
+
+def _running_median(values, width):
+    padded = np.pad(values, width // 2, mode="edge")
+    return np.array([np.median(padded[i:i + width]) for i in range(len(values))])
+
+
+def step_times(seconds, labels, *, title=None, width=15):
+    """Milliseconds per generated token against its position: one series ``(n,)`` of
+    seconds per label, drawn as faint dots with a running median (``width`` steps) on top.
+    Returns the Figure. Notebook 07 (optional part: the KV cache measured).
+    """
+    colours = ("tab:red", "tab:blue", "tab:green", "tab:purple")
+    if len(seconds) != len(labels) or len(labels) > len(colours):
+        raise ValueError(f"{len(seconds)} series of times for {len(labels)} labels; "
+                         f"give one label per series, at most {len(colours)}")
+    fig, (ax,) = _closed_subplots(1, (7, 3))
+    for series, label, colour in zip(seconds, labels, colours):
+        ms = 1e3 * np.asarray(series, dtype=float)
+        position = np.arange(1, len(ms) + 1)
+        ax.plot(position, ms, ".", color=colour, alpha=0.25, markersize=3)
+        ax.plot(position, _running_median(ms, width), color=colour, label=label)
+    ax.set_xlabel("position of the generated token")
+    ax.set_ylabel("ms for this token")
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+# ---- notebook 02: the measured cost of attention
+
+__all__ += ["plot_cost"]
+
+
+def plot_cost(lengths, seconds, peak_bytes, title="scaled_dot_product_attention"):
+    """Measured time (s) and peak memory (bytes) against the sequence length n, on log-log
+    axes, each with a dashed n² line (slope 2) through its last point. Returns the Figure,
+    closed in pyplot so that a notebook shows it once, as the cell's value.
+    Notebook 02 §5.
+    """
+    n = np.asarray(lengths, dtype=float)
+    series = {"seconds": np.asarray(seconds, dtype=float),
+              "peak_bytes": np.asarray(peak_bytes, dtype=float)}
+    if n.ndim != 1 or n.size < 2:
+        raise ValueError(f"lengths must be at least 2 sequence lengths, got shape {n.shape}")
+    for name, values in series.items():
+        if values.shape != n.shape:
+            raise ValueError(f"{name} has shape {values.shape} but lengths has {n.shape}: "
+                             "one measurement per length")
+    for name, values in (("lengths", n), *series.items()):
+        if not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"{name} must be positive numbers (log-log axes), got {values}")
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), layout="constrained")
+    for ax, y, label in ((axes[0], series["seconds"] * 1e3, "time (ms)"),
+                         (axes[1], series["peak_bytes"] / 2**20, "peak memory (MiB)")):
+        ax.loglog(n, y, "o-", label="measured")
+        ax.loglog(n, y[-1] * (n / n[-1]) ** 2, "k--", label="∝ n²")
+        ax.set_xlabel("sequence length n")
+        ax.set_ylabel(label)
+        ax.legend()
+    axes[0].set_title(f"{title}: time")
+    axes[1].set_title("memory")
+    plt.close(fig)
+    return fig
+
+
 # ---- notebook 05: one number per layer; notebook 06: one heatmap per head
 
 __all__ += ["head_heatmaps", "plot_per_layer"]

@@ -6,6 +6,7 @@ wrong kind and checks the error.
 """
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.model import Transformer
 from minitf.module import ModuleList, as_rng
+from minitf.translate import translate_each
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
@@ -142,6 +144,7 @@ CALLS = {
         ids, strip_special=strip_special), dict(ids=SRC[0], strip_special=True)),
     "Vocab.encode": (lambda tokens: tasks.SOURCE_VOCAB.encode(tokens), dict(tokens=["one"])),
     "source_words": (tasks.source_words, dict(text="one")),
+    "canonical_english": (tasks.canonical_english, dict(text="one")),
     "parse_english": (tasks.parse_english, dict(text="one")),
     "target_chars": (tasks.target_chars, dict(text="一")),
     "decode_target": (tasks.decode_target, dict(ids=np.array([4, 5, 2]))),
@@ -151,6 +154,8 @@ CALLS = {
     "cross_entropy": (train.cross_entropy, dict(logits=X, targets=np.array([[1, 2, 0]]),
                                                 ignore_index=0, label_smoothing=0.1)),
     "warmup_schedule": (train.warmup_schedule, dict(step=3, d_model=8, warmup=10, scale=1.0)),
+    "cooldown_factor": (train.cooldown_factor, dict(step=3, steps=8, share=0.25)),
+    "number_shape": (train.number_shape, dict(n=1005)),
     "global_norm": (train.global_norm, dict(model=tiny_model())),
     "clip_grad_norm": (train.clip_grad_norm, dict(model=tiny_model(), max_norm=1.0)),
     "Adam": (train.Adam, dict(model=tiny_model(), lr=0.01, betas=(0.9, 0.98), eps=1e-9)),
@@ -162,7 +167,9 @@ CALLS = {
                                                                    num_layers=1, d_ff=16),
                                             numbers=[1, 2], batch_size=2, beam_size=1)),
     "TrainConfig": (train.TrainConfig, dict(steps=4, batch_size=2, warmup=2, lr_scale=0.5,
-                                            label_smoothing=0.1, clip_norm=1.0)),
+                                            label_smoothing=0.1, clip_norm=1.0, by_shape=0.5,
+                                            cooldown=0.25)),
+    "translate_each": (translate_each, dict(texts=["one"], beam_size=1)),
     "sentence": (referent.sentence, dict(living="dog", place="river", adjective="wide",
                                          verb="cross", passive=True, opener=("yesterday",),
                                          because="since")),
@@ -217,7 +224,8 @@ def test_a_wrongly_typed_argument_is_named(name, arg, bad):
     fn, kwargs = CALLS[name]
     with pytest.raises((TypeError, ValueError)) as error:
         fn(**{**kwargs, arg: bad})
-    assert arg in str(error.value), f"{name}({arg}={bad!r}): {error.value!r} does not name {arg}"
+    assert re.search(rf"(?<![\w.]){re.escape(arg)}\b", str(error.value)), (
+        f"{name}({arg}={bad!r}): {error.value!r} does not name {arg}")
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
+import minitf.layers
 from minitf.attention import padding_mask, scaled_dot_product_attention
 from minitf.decoder import DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
-from minitf.layers import Embedding, FeedForward, LayerNorm, Linear
+from minitf.layers import Embedding, FeedForward, LayerNorm, Linear, _matmul_rows
 from minitf.model import Transformer
 from minitf.multihead import MultiHeadAttention
 from minitf.positional import (
@@ -213,3 +214,30 @@ def test_incremental_decoding_with_cache_matches_full_decoding():
 def test_bad_input_gets_a_clear_error(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_matmul_rows_is_the_row_vector_product():
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((6, 5))
+    for shape in [(6,), (3, 6), (2, 3, 6), (2, 1, 4, 6), (0, 6)]:
+        x = rng.standard_normal(shape)
+        np.testing.assert_allclose(_matmul_rows(x, W), x @ W, rtol=1e-12, atol=1e-12)
+        assert _matmul_rows(x, W).shape == shape[:-1] + (5,)
+
+
+def test_embedding_backward_is_the_same_both_ways(monkeypatch):
+    """The one-hot product and np.add.at (used for large vocabularies) give one gradient."""
+    tokens = np.array([[1, 2, 2, 6], [0, 6, 3, 3]])
+    dout = np.random.default_rng(0).standard_normal((2, 4, 5))
+    grads = []
+    for limit in (1 << 22, 0):
+        monkeypatch.setattr(minitf.layers, "_ONE_HOT_LIMIT", limit)
+        emb = Embedding(7, 5, dtype=np.float64, rng=0)
+        emb(tokens)
+        emb.backward(dout)
+        grads.append(emb.grads["weight"])
+    expected = np.zeros((7, 5))
+    for t, row in zip(tokens.reshape(-1), dout.reshape(-1, 5)):
+        expected[t] += row
+    np.testing.assert_allclose(grads[0], expected, rtol=1e-12)
+    np.testing.assert_allclose(grads[1], expected, rtol=1e-12)

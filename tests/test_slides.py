@@ -120,7 +120,11 @@ def _skip_lines(nb_path):
         lines = {line.strip() for line in
                  ("".join(source) if isinstance(source, list) else source).splitlines()}
         slide_type = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
-        (skip if slide_type == "skip" else other).update(line for line in lines if len(line) > 12)
+        # a line of a skip cell is evidence only if it is distinctive: long, and more than
+        # one name (an import list's "cross_entropy," also occurs inside shown code)
+        distinctive = (line for line in lines
+                       if len(line) > 12 and not re.fullmatch(r"[\w.]+,?", line))
+        (skip if slide_type == "skip" else other).update(distinctive)
     return skip - other
 
 

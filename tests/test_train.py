@@ -12,11 +12,14 @@ from minitf.gradcheck import numerical_gradient, relative_error
 from minitf.layers import Linear
 from minitf.train import (
     Adam,
+    _Batches,
     clip_grad_norm,
+    cooldown_factor,
     cross_entropy,
     exact_match,
     global_norm,
     new_model,
+    number_shape,
     train,
     warmup_schedule,
 )
@@ -232,6 +235,58 @@ def test_exact_match_counts_whole_translations(monkeypatch):
 
     monkeypatch.setattr(train_module, "translate_ids", answers)
     assert exact_match(model, numbers, batch_size=2) == 0.8
+
+
+def test_number_shapes():
+    numbers = [0, 7, 10, 12, 40, 99, 300, 1005, 2000, 9999]
+    assert [number_shape(n) for n in numbers] == [
+        "0", "x", "x0 teen", "xx teen", "x0", "xx", "x00", "x00x", "x000", "xxxx"]
+    assert len({number_shape(n) for n in range(10_000)}) == 18
+
+
+def drawn_numbers(numbers, by_shape, size=20_000):
+    src, _, _ = _Batches(numbers, by_shape).sample(np.random.default_rng(0), size)
+    return np.array([tasks.parse_english(tasks.decode_source(row)) for row in src])
+
+
+def test_short_and_round_numbers_are_not_rare_in_training():
+    drawn = drawn_numbers(np.arange(10_000), by_shape=0.5)
+    shapes, counts = np.unique([number_shape(n) for n in drawn], return_counts=True)
+    assert len(shapes) == 18
+    # half the draws go shape by shape: each of the 18 shapes gets at least 1/36 of them
+    assert counts.min() >= 0.8 * len(drawn) / 36, dict(zip(shapes, counts))
+    assert np.mean(drawn < 10) > 0.05 and np.mean(drawn % 1000 == 0) > 0.025
+    uniform = drawn_numbers(np.arange(10_000), by_shape=0.0)
+    assert np.mean(uniform < 10) < 0.005
+
+
+def test_drawing_by_shape_keeps_to_the_training_numbers():
+    train_numbers, test_numbers = tasks.split()
+    drawn = drawn_numbers(train_numbers, by_shape=1.0, size=5000)
+    assert np.isin(drawn, train_numbers).all() and not np.isin(drawn, test_numbers).any()
+
+
+def test_progress_names_what_it_measures():
+    out = io.StringIO()
+    train(new_model(0, **TINY), steps=2, batch_size=4, log_every=1, stream=out, eval_name="all",
+          numbers=(np.arange(100, 300), np.arange(100, 105)))
+    assert all("  all " in line for line in out.getvalue().splitlines())
+
+
+def test_cooldown_brings_the_rate_down_over_the_last_steps():
+    factors = [cooldown_factor(step, 400, 0.25) for step in range(1, 401)]
+    assert factors[:300] == [1.0] * 300
+    np.testing.assert_allclose(factors[300:], np.arange(100, 0, -1) / 101)
+    assert [cooldown_factor(s, 10, 0.0) for s in range(1, 11)] == [1.0] * 10
+
+
+def test_train_follows_warmup_times_cooldown():
+    history = train(new_model(0, **TINY), steps=8, batch_size=4, warmup=2, lr_scale=0.5,
+                    cooldown=0.5, log_every=1, eval_size=2, verbose=False,
+                    numbers=(np.arange(100, 300), np.arange(10, 12)))
+    expected = [warmup_schedule(s, d_model=16, warmup=2, scale=0.5) * min(1, (9 - s) / 5)
+                for s in range(1, 9)]
+    np.testing.assert_allclose(history["lr"], expected)
 
 
 def test_adam_agrees_with_the_exercise_reference():

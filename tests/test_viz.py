@@ -97,6 +97,67 @@ def test_matplotlib_is_imported_only_by_viz():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+# ---- notebook 07: token_bars and step_times
+
+def test_token_bars_one_panel_per_distribution_with_the_tokens_labelled():
+    labels = ["<eos>", "一", "十", "二"]
+    before = np.array([0.1, 0.5, 0.3, 0.1])
+    after = np.array([0.0, 0.625, 0.375, 0.0])
+    fig = viz.token_bars([after, before], labels, ["filtered", "T = 1"], before=before)
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["filtered", "T = 1"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == labels
+    heights = [p.get_height() for p in axes[0].patches]
+    np.testing.assert_allclose(heights, np.concatenate([before, after]))  # grey, then orange
+    assert plt.get_fignums() == []  # returned, not left for pyplot to show a second time
+
+
+def test_token_bars_rejects_mismatched_inputs():
+    with pytest.raises(ValueError, match="2 titles for 1 distributions"):
+        viz.token_bars([np.ones(3) / 3], ["a", "b", "c"], ["x", "y"])
+    with pytest.raises(ValueError, match=r"shape \(4,\); expected \(3,\)"):
+        viz.token_bars([np.ones(4) / 4], ["a", "b", "c"], ["x"])
+
+
+def test_step_times_draws_dots_and_a_running_median_per_series():
+    slow = np.linspace(0.001, 0.01, 40)
+    flat = np.full(40, 0.002)
+    fig = viz.step_times([slow, flat], ["no cache", "cache"], title="t", width=5)
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    assert len(lines) == 4  # dots and median, twice
+    np.testing.assert_allclose(lines[0].get_ydata(), 1e3 * slow)
+    np.testing.assert_allclose(lines[1].get_ydata()[2:-2], 1e3 * slow[2:-2])  # a line is its median
+    np.testing.assert_allclose(lines[3].get_ydata(), 2.0)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["no cache", "cache"]
+    with pytest.raises(ValueError, match="one label per series"):
+        viz.step_times([slow], ["a", "b"])
+
+
+# ---- notebook 02: plot_cost
+
+def test_plot_cost_draws_measurements_and_the_n_squared_line():
+    lengths = [64, 128, 256]
+    fig = viz.plot_cost(lengths, [1e-4, 3e-4, 1.2e-3], [1e5, 4e5, 1.6e6])
+    time_ax, memory_ax = fig.axes
+    assert time_ax.get_xscale() == time_ax.get_yscale() == "log"
+    measured, guide = time_ax.lines
+    np.testing.assert_allclose(measured.get_ydata(), [0.1, 0.3, 1.2])  # in ms
+    np.testing.assert_allclose(guide.get_ydata(), [1.2 / 16, 1.2 / 4, 1.2])  # n², through the last
+    np.testing.assert_allclose(memory_ax.lines[0].get_ydata(), np.array([1e5, 4e5, 1.6e6]) / 2**20)
+    assert fig not in [plt.figure(n) for n in plt.get_fignums()]  # closed: shown once
+
+
+@pytest.mark.parametrize("lengths, seconds, peaks, message", [
+    ([64, 128], [1e-4], [1e5, 2e5], "seconds has shape"),
+    ([64, 128], [1e-4, 2e-4], [0, 2e5], "peak_bytes must be positive"),
+    ([64], [1e-4], [1e5], "at least 2"),
+])
+def test_plot_cost_refuses_bad_measurements(lengths, seconds, peaks, message):
+    with pytest.raises(ValueError, match=message):
+        viz.plot_cost(lengths, seconds, peaks)
+
+
 # ---- notebook 05: plot_per_layer; notebook 06: head_heatmaps
 
 def test_plot_per_layer_draws_one_panel_per_title_and_one_line_per_curve():

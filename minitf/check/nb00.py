@@ -65,19 +65,19 @@ PAD = Exercise(
 
 def check_encode_source(fn):
     """fn(text) -> the source ids of `text`: one id per word, then <eos> (tasks.encode_source).
-    An exercise of notebook 00."""
+    An exercise of notebook 00 (§2)."""
     return ENCODE_SOURCE.check(fn)
 
 
 def check_embedding_lookup(fn):
     """fn(weight, ids) -> weight[ids]: one row of `weight` per id, shape ids.shape + (d_model,).
-    An exercise of notebook 00."""
+    An exercise of notebook 00 (§3)."""
     return EMBEDDING_LOOKUP.check(fn)
 
 
 def check_pad(fn):
     """fn(sequences, pad_id) -> (B, max_len) int array, shorter rows filled at the end.
-    An exercise of notebook 00."""
+    An exercise of notebook 00 (§2)."""
     return PAD.check(fn)
 
 

@@ -1,5 +1,5 @@
-"""Exercises of notebook 01: scaled scores, a stable softmax, one query's attention (cases,
-references, known mistakes)."""
+"""Exercises of notebook 01: scaled scores, a stable softmax, and the bug in one query's
+attention (cases, references, known mistakes)."""
 
 import numpy as np
 
@@ -72,6 +72,8 @@ SINGLE_QUERY_ATTENTION = Exercise(
     task="z (d_v,) = Σᵢ softmax(q·kᵢ/√d_k) vᵢ",
     cases=_attention_cases, reference=_single_query_attention,
     mistakes=(
+        Mistake("d_k is the length of q (the number of columns of K); len(K) is n, the "
+                "number of keys", lambda q, K, V: softmax(K @ q / np.sqrt(len(K))) @ V),
         Mistake("the scores still need dividing by √d_k before the softmax",
                 lambda q, K, V: softmax(K @ q) @ V),
         Mistake("z is the weighted sum of the value vectors vᵢ (rows of V), not of the keys",
@@ -83,19 +85,19 @@ SINGLE_QUERY_ATTENTION = Exercise(
 
 def check_scaled_scores(fn):
     """fn(q, K) -> (n,) scores q·kᵢ / √d_k, for q (d_k,) and the keys as rows of K (n, d_k).
-    An exercise of notebook 01."""
+    An exercise of notebook 01 (§3)."""
     return SCALED_SCORES.check(fn)
 
 
 def check_softmax(fn):
     """fn(x) -> softmax of `x` along its last axis; it must survive x = [1000, 999, 998].
-    An exercise of notebook 01."""
+    An exercise of notebook 01 (§5)."""
     return SOFTMAX.check(fn)
 
 
 def check_single_query_attention(fn):
     """fn(q, K, V) -> z (d_v,) = Σᵢ softmax(q·kᵢ/√d_k) vᵢ, for q (d_k,), K (n, d_k), V (n, d_v).
-    An exercise of notebook 01."""
+    An exercise of notebook 01 (§6, the bug to find)."""
     return SINGLE_QUERY_ATTENTION.check(fn)
 
 

@@ -1,5 +1,5 @@
-"""Exercises of notebook 02: the Q, K, V projections, matrix attention, its FLOPs (cases,
-references, known mistakes)."""
+"""Exercises of notebook 02: Q, K, V from one fused projection, matrix attention for any
+number of keys, its FLOPs (cases, references, known mistakes)."""
 
 import numpy as np
 
@@ -20,6 +20,11 @@ def _qkv_cases():
     ]
 
 
+def _split_in_thirds(X, W_q, W_k, W_v):
+    fused = X @ np.concatenate([W_q, W_k, W_v], axis=1)  # (..., L, 2 d_k + d_v)
+    return tuple(np.split(fused, 3, axis=-1))
+
+
 QKV = Exercise(
     name="Q, K, V projections", checker="check_qkv", args=("X", "W_q", "W_k", "W_v"),
     task="the tuple (Q, K, V) = (X W_q, X W_k, X W_v)",
@@ -28,6 +33,8 @@ QKV = Exercise(
     mistakes=(
         Mistake("K is X W_k and V is X W_v: the projections are swapped",
                 lambda X, W_q, W_k, W_v: (X @ W_q, X @ W_v, X @ W_k)),
+        Mistake("the three column blocks have widths d_k, d_k and d_v: split at columns d_k "
+                "and 2·d_k (np.split(..., 3) needs three equal widths)", _split_in_thirds),
     ))
 
 
@@ -91,19 +98,19 @@ ATTENTION_FLOPS = Exercise(
 
 def check_qkv(fn):
     """fn(X, W_q, W_k, W_v) -> (Q, K, V) = (X W_q, X W_k, X W_v), for X (L, d) or (B, L, d).
-    An exercise of notebook 02."""
+    An exercise of notebook 02 (§1)."""
     return QKV.check(fn)
 
 
 def check_attention(fn):
     """fn(Q, K, V) -> Z = softmax(Q Kᵀ / √d_k) V, for (L, d) matrices and (B, L, d) batches.
-    An exercise of notebook 02."""
+    An exercise of notebook 02 (§3)."""
     return ATTENTION.check(fn)
 
 
 def check_attention_flops(fn):
     """fn(n, d_model, d_k, d_v) -> FLOPs of the Q, K, V projections plus Q Kᵀ and A V.
-    An exercise of notebook 02."""
+    An exercise of notebook 02 (§5)."""
     return ATTENTION_FLOPS.check(fn)
 
 

@@ -31,6 +31,10 @@ def _merge_interleaved(x):
     return x.transpose(0, 2, 3, 1).reshape(B, L, h * d_k)
 
 
+def _merge_along_positions(x):
+    return np.concatenate([x[:, i] for i in range(x.shape[1])], axis=1)
+
+
 def _split_cases():
     rng = np.random.default_rng(3)
     return [Case((rng.normal(size=(B, L, d)), h), f"{h} heads of d_k = {d // h}")
@@ -65,6 +69,9 @@ MERGE_HEADS = Exercise(
                 _merge_without_transpose),
         Mistake("your output interleaves the heads' columns; head i must fill the contiguous "
                 "block of columns i*d_k:(i+1)*d_k", _merge_interleaved),
+        Mistake("you joined the heads along the positions (axis 1), which stacks them one "
+                "under the other; put them side by side along the features (axis=-1)",
+                _merge_along_positions),
     ))
 
 
@@ -73,7 +80,8 @@ MERGE_HEADS = Exercise(
 _PARAM_NAMES = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
 
 
-def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=True):
+def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=True,
+                b_o_per_head=False):
     """The forward pass, and (with other flags) the usual wrong versions."""
     B, L, d_model = x.shape
     d_k = d_model // num_heads
@@ -91,6 +99,8 @@ def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=
     concat = merge_heads(weights @ v)  # (B, L, d_model)
     if not use_w_o:
         return concat
+    if b_o_per_head:  # head by head, b_o added to every head's term
+        return concat @ params["W_o"] + num_heads * params["b_o"]
     return concat @ params["W_o"] + params["b_o"] if use_bias else concat @ params["W_o"]
 
 
@@ -126,6 +136,9 @@ MULTI_HEAD = Exercise(
                 "(and b_o)", lambda x, p, h: _multi_head(x, p, h, use_w_o=False)),
         Mistake("the biases b_q, b_k, b_v, b_o are left out",
                 lambda x, p, h: _multi_head(x, p, h, use_bias=False)),
+        Mistake("b_o is added once per head; it belongs to the output projection and is "
+                "added once, after the heads' terms are summed",
+                lambda x, p, h: _multi_head(x, p, h, b_o_per_head=True)),
     ))
 
 

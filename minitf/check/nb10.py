@@ -1,0 +1,132 @@
+"""Exercises of notebook 10: minitf's W_q, W_k, W_v out of torch's stacked in_proj_weight,
+and the masks in torch's convention (True = may NOT attend).
+
+Imported as `from minitf.check.nb10 import ...`: notebook 10 needs torch, so its exercises
+stay out of `minitf.check.EXERCISES`, whose tests run without it. The in_proj reference is
+minitf.pytorch's parameter map, imported only when the checker runs; the learner's answers
+may be numpy arrays or torch tensors.
+"""
+
+import numpy as np
+
+from ..attention import causal_mask, padding_mask
+from ..tasks import PAD_ID
+from .core import Case, Exercise, Mistake
+
+__all__ = ["check_split_in_proj", "check_torch_masks"]
+
+
+def _numpy(value):
+    """A torch tensor (or a tuple of them) -> numpy; anything else as it is."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_numpy(v) for v in value)
+    detach = getattr(value, "detach", None)
+    return np.asarray(detach().cpu()) if callable(detach) else value
+
+
+def _as_learner_wrote(fn, *args):
+    return _numpy(fn(*args))
+
+
+# ------------------------------------------------------------------ in_proj_weight
+
+def split_in_proj(in_proj_weight):
+    """torch's (3d, d) in_proj_weight -> minitf's (W_q, W_k, W_v), each (d, d), by the map
+    from_torch uses."""
+    from ..pytorch import minitf_arrays, torch_name  # imports torch
+
+    names = [(f"attn.W_{x}", *torch_name(f"attn.W_{x}")) for x in "qkv"]
+    d = in_proj_weight.shape[1]
+    split = minitf_arrays({"attn.in_proj_weight": in_proj_weight}, d, names)
+    return split["attn.W_q"], split["attn.W_k"], split["attn.W_v"]
+
+
+def _blocks(w):
+    """The three (d, d) row blocks of w (3d, d), as torch keeps them (not transposed)."""
+    d = w.shape[1]
+    return w[:d], w[d:2 * d], w[2 * d:]
+
+
+def _split_in_proj_cases():
+    rng = np.random.default_rng(100)
+    return [Case((np.round(rng.standard_normal((3 * d, d)), 2),), f"d = {d}") for d in (2, 4)]
+
+
+SPLIT_IN_PROJ = Exercise(
+    name="split_in_proj", checker="check_split_in_proj", args=("in_proj_weight",),
+    task="(W_q, W_k, W_v), each (d, d) as minitf keeps them (y = x W)",
+    cases=_split_in_proj_cases, reference=split_in_proj, labels=("W_q", "W_k", "W_v"),
+    run=_as_learner_wrote,
+    mistakes=(
+        Mistake("not transposed: torch computes x Wᵀ, so its rows are minitf's columns — "
+                "take each block's .T", lambda w: _blocks(w)),
+        Mistake("the blocks are in the wrong order: torch stacks queries (rows 0:d), keys "
+                "(d:2d), values (2d:3d)", lambda w: tuple(b.T for b in _blocks(w))[::-1]),
+        Mistake("keys and values are swapped: torch stacks queries (rows 0:d), keys (d:2d), "
+                "values (2d:3d)", lambda w: tuple(_blocks(w)[i].T for i in (0, 2, 1))),
+        Mistake("queries and keys are swapped: torch stacks queries (rows 0:d), keys (d:2d), "
+                "values (2d:3d)", lambda w: tuple(_blocks(w)[i].T for i in (1, 0, 2))),
+    ))
+
+
+def check_split_in_proj(fn):
+    """fn(in_proj_weight (3d, d), as torch keeps an attention layer's input projections)
+    -> (W_q, W_k, W_v), each (d, d) as minitf keeps them. Notebook 10 §1."""
+    return SPLIT_IN_PROJ.check(fn)
+
+
+# ------------------------------------------------------------------ masks
+
+def torch_masks(src, tgt_in):
+    """(tgt_mask (L_t, L_t), src_key_padding_mask (B, L_s), tgt_key_padding_mask (B, L_t)),
+    bool, True where a query may NOT look: minitf's masks, negated and in torch's shapes."""
+    return (~causal_mask(tgt_in.shape[1]), ~padding_mask(src, PAD_ID)[:, 0, 0],
+            ~padding_mask(tgt_in, PAD_ID)[:, 0, 0])
+
+
+def _with_tgt_mask(tgt_mask):
+    """torch_masks with its first mask replaced by tgt_mask(L)."""
+    return lambda src, tgt_in: (tgt_mask(tgt_in.shape[1]), *torch_masks(src, tgt_in)[1:])
+
+
+def _torch_masks_cases():
+    return [
+        Case((np.array([[5, 6, 2, 0], [7, 2, 0, 0]]), np.array([[1, 9, 4], [1, 8, 0]])),
+             "padding in both"),
+        Case((np.array([[4, 4, 4, 2]]), np.array([[1, 5, 6, 7, 8]])), "no padding"),
+    ]
+
+
+TORCH_MASKS = Exercise(
+    name="torch_masks", checker="check_torch_masks", args=("src", "tgt_in"),
+    task="(tgt_mask (L_t, L_t), src_key_padding_mask (B, L_s), tgt_key_padding_mask "
+         "(B, L_t)), bool, True where a query may NOT look",
+    cases=_torch_masks_cases, reference=torch_masks,
+    labels=("tgt_mask", "src_key_padding_mask", "tgt_key_padding_mask"), run=_as_learner_wrote,
+    mistakes=(
+        Mistake("these are minitf's masks (True = may look); torch's True means 'may NOT "
+                "look': negate all three",
+                lambda s, t: (causal_mask(t.shape[1]), s != PAD_ID, t != PAD_ID)),
+        Mistake("the causal mask is minitf's (True on and below the diagonal); torch's marks "
+                "the future it may NOT see: True above the diagonal, np.triu(…, k=1)",
+                _with_tgt_mask(causal_mask)),
+        Mistake("the padding masks are minitf's way round; torch's are True at the padding "
+                "(ids == 0)", lambda s, t: (~causal_mask(t.shape[1]), s != PAD_ID, t != PAD_ID)),
+        Mistake("the diagonal is blocked too — a token may look at itself: np.triu(…, k=1)",
+                _with_tgt_mask(lambda L: np.triu(np.ones((L, L), dtype=bool)))),
+        Mistake("this blocks the past, not the future: np.triu(…, k=1)",
+                _with_tgt_mask(lambda L: np.tril(np.ones((L, L), dtype=bool), k=-1))),
+        Mistake("the padding masks have minitf's broadcastable shape (B, 1, 1, L); torch "
+                "wants (B, L)",
+                lambda s, t: (~causal_mask(t.shape[1]), ~padding_mask(s, PAD_ID),
+                              ~padding_mask(t, PAD_ID))),
+    ))
+
+
+def check_torch_masks(fn):
+    """fn(src (B, L_s), tgt_in (B, L_t) ids) -> the three masks minitf's model uses, in
+    torch's convention and shapes. Notebook 10 §2."""
+    return TORCH_MASKS.check(fn)
+
+
+EXERCISES = (SPLIT_IN_PROJ, TORCH_MASKS)

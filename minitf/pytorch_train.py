@@ -1,0 +1,216 @@
+"""Training the translator with torch, across processes (分布式数据并行).
+
+Built in notebook 10 §5; run as ``python -m minitf train --engine torch [--nproc N] [--device
+cpu|cuda]``, or under torchrun on several machines (README).
+
+The same task, batches, loss, clipping and learning-rate schedule as `minitf.train.train`, with
+torch doing the arithmetic: the model is `to_torch` of a new minitf model, the optimiser
+torch's Adam under a LambdaLR that follows minitf's `warmup_schedule` × `cooldown_factor`.
+Every process draws the same batch (same seed), runs its own shard of the rows, and
+DistributedDataParallel averages the gradients in backward; each process scales its summed
+token losses by world size / (target tokens of the whole batch), so the average is the gradient
+of the whole batch's mean loss — the same step as one process on the whole batch. Process 0
+measures the held-out exact match with minitf (`from_torch`) and hands back the minitf model.
+"""
+
+import dataclasses
+import os
+import pickle
+import socket
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from . import tasks
+from . import train as training
+from .model import Transformer
+from .pytorch import from_torch, to_torch
+from .tasks import PAD_ID
+
+TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def started_by_torchrun():
+    """True when torchrun (or another launcher) has set this process's rank and world."""
+    return all(v in os.environ for v in TORCHRUN_VARIABLES)
+
+
+def train(config=None, *, model_config=training.TRANSLATOR_CONFIG, nproc=1,
+          device="cpu", seed=0, numbers=None, log_every=100, eval_size=500, max_seconds=None,
+          verbose=True, threads=None, header=None, stream=None, eval_name="held-out", **changes):
+    """Train a new translator with torch in `nproc` processes -> (minitf model, history).
+
+    config: minitf.train.TrainConfig (default TrainConfig()), with keyword `changes` applied
+    (`train(steps=150)`);
+    model_config: the TransformerConfig of the new model, made as minitf.train.new_model
+    makes it (rng=seed); the other arguments mean what they mean for minitf.train.train.
+    `header`: a line process 0 prints first, followed by how the processes run. Under
+    torchrun (which sets the processes) leave nproc at 1; there every process but the first
+    returns (None, None). Notebook 10 §5.
+    """
+    config = dataclasses.replace(config or training.TrainConfig(), **changes)
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: this torch finds no CUDA device "
+                         f"(torch {torch.__version__})")
+    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
+        raise ValueError(f"nproc must be an int >= 1, got {nproc!r}")
+    if started_by_torchrun() and nproc != 1:
+        raise ValueError("under torchrun, --nproc-per-node sets the processes; leave --nproc out")
+    if config.batch_size < nproc:
+        raise ValueError(f"batch_size={config.batch_size} leaves some of the {nproc} "
+                         "processes without rows")
+    job = dict(config=config, model_config=model_config, device=device, seed=seed,
+               numbers=tasks.split() if numbers is None else numbers, log_every=log_every,
+               eval_size=eval_size, max_seconds=max_seconds, verbose=verbose,
+               threads=threads, header=header, eval_name=eval_name)
+    if started_by_torchrun():
+        job["init_method"] = "env://"
+        return _run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]),
+                    int(os.environ["LOCAL_RANK"]), job, stream or sys.stdout)
+    # One machine: nproc processes meet at a free port on the loopback address.
+    job["init_method"] = f"tcp://127.0.0.1:{_free_port()}"
+    with _gloo_on_loopback():
+        if nproc == 1:
+            return _run(0, 1, 0, job, stream or sys.stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            result = os.path.join(tmp, "result.pickle")  # process 0 leaves its model here
+            mp.spawn(_spawned, args=(nproc, job, result), nprocs=nproc, join=True)
+            with open(result, "rb") as f:
+                return pickle.load(f)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def _gloo_on_loopback():
+    """gloo's processes talk over the loopback interface (unless the user chose one)."""
+    loopback = [name for _, name in socket.if_nameindex() if name.startswith("lo")]
+    if not loopback or "GLOO_SOCKET_IFNAME" in os.environ:
+        yield
+        return
+    os.environ["GLOO_SOCKET_IFNAME"] = loopback[0]
+    try:
+        yield
+    finally:
+        del os.environ["GLOO_SOCKET_IFNAME"]
+
+
+def _spawned(rank, world_size, job, result):
+    model, history = _run(rank, world_size, rank, job, sys.stdout)
+    if rank == 0:
+        with open(result, "wb") as f:
+            pickle.dump((model, history), f)
+
+
+def _run(rank, world_size, local_rank, job, stream):
+    """One process's share of the training; -> (minitf model, history) on rank 0."""
+    cuda = job["device"] == "cuda"
+    if cuda:
+        torch.cuda.set_device(local_rank)
+    # Unless told otherwise, the processes of one machine share its cores.
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
+    torch.set_num_threads(job["threads"] or max(1, torch.get_num_threads() // local_world))
+    backend = "nccl" if cuda else "gloo"
+    dist.init_process_group(backend, init_method=job["init_method"], rank=rank,
+                            world_size=world_size)
+    try:
+        if rank == 0 and job["verbose"] and job["header"]:
+            print(f"{job['header']}; torch {torch.__version__}, {world_size} process"
+                  f"{'es' if world_size > 1 else ''} ({backend}, {job['device']}), "
+                  f"{torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"
+                  " each", file=stream, flush=True)
+        return _loop(rank, world_size, local_rank if cuda else None, job, stream)
+    finally:
+        dist.destroy_process_group()
+
+
+def _loop(rank, world_size, cuda_index, job, stream):
+    cfg = job["config"]
+    train_numbers, test_numbers = job["numbers"]
+    rng = np.random.default_rng(job["seed"])  # drawn in the same order as minitf.train.train
+    eval_numbers = rng.permutation(test_numbers)[:job["eval_size"]]
+    batches = training._Batches(train_numbers, cfg.by_shape)
+    device = "cpu" if cuda_index is None else f"cuda:{cuda_index}"
+    first = Transformer.from_config(job["model_config"], rng=job["seed"])  # as new_model does
+    module = to_torch(first, device=device)
+    model = DistributedDataParallel(module, device_ids=None if cuda_index is None
+                                    else [cuda_index], forward_sync_buffers=False)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: training.warmup_schedule(
+        i + 1, d_model=module.d_model, warmup=cfg.warmup, scale=cfg.lr_scale)
+        * training.cooldown_factor(min(i + 1, cfg.steps), cfg.steps, cfg.cooldown))
+    # (LambdaLR also asks for the rate after the last step, which is never used)
+    is_first = rank == 0
+    progress = (training._Progress(cfg.steps, stream, job["eval_name"])
+                if is_first and job["verbose"] else None)
+    history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)  # this rank's, since report
+    steps_since, tokens, start = 0, 0, time.perf_counter()
+    interval_start, step, accuracy = start, 0, None
+    while step < cfg.steps:
+        step += 1
+        src, tgt_in, tgt_out = batches.sample(rng, cfg.batch_size)
+        n_tokens = int((tgt_out != PAD_ID).sum())  # of the whole batch, over every process
+        rows = np.array_split(np.arange(len(src)), world_size)[rank]  # this process's shard
+        lr = schedule.get_last_lr()[0]
+        logits = model(torch.from_numpy(src[rows]), torch.from_numpy(tgt_in[rows]))
+        shard_loss = F.cross_entropy(
+            logits.flatten(0, 1), torch.from_numpy(tgt_out[rows]).flatten().to(device),
+            ignore_index=PAD_ID, label_smoothing=cfg.label_smoothing, reduction="sum")
+        optimizer.zero_grad()
+        # DDP averages over processes: scaled by world / n, the average is d(mean loss).
+        (shard_loss * (world_size / n_tokens)).backward()
+        if cfg.clip_norm:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        optimizer.step()
+        schedule.step()
+        loss_sum += shard_loss.detach() / n_tokens
+        steps_since += 1
+        tokens += n_tokens
+        last = step == cfg.steps or _out_of_time(job["max_seconds"], start, device)
+        if step % job["log_every"] == 0 or last:
+            dist.all_reduce(loss_sum)  # Σ over processes: the whole batches' mean losses
+            if is_first:
+                elapsed = time.perf_counter() - interval_start
+                accuracy = training.exact_match(from_torch(model),
+                                                test_numbers if last else eval_numbers)
+                history["step"].append(step)
+                history["loss"].append(loss_sum.item() / steps_since)
+                history["accuracy"].append(accuracy)
+                history["tokens_per_s"].append(tokens / max(elapsed, 1e-9))
+                history["lr"].append(lr)
+                if progress:
+                    progress.report(step, history["loss"][-1], accuracy,
+                                    history["tokens_per_s"][-1], final=last)
+            loss_sum.zero_()
+            steps_since, tokens, interval_start = 0, 0, time.perf_counter()
+        elif progress:  # between reports: process 0's shard stands for the whole batch
+            progress.update(step, loss_sum.item() * world_size / steps_since, accuracy,
+                            tokens / max(time.perf_counter() - interval_start, 1e-9))
+        if last:
+            break
+    dist.barrier()  # the others wait while process 0 measures the last exact match
+    return (from_torch(model), history) if is_first else (None, None)
+
+
+def _out_of_time(max_seconds, start, device):
+    """Process 0's clock decides for everyone, so that all stop after the same step."""
+    if max_seconds is None:
+        return False
+    flag = torch.tensor([time.perf_counter() - start >= max_seconds], device=device)
+    dist.broadcast(flag, src=0)
+    return bool(flag.item())
