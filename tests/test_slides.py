@@ -121,9 +121,9 @@ def _skip_lines(nb_path):
                  ("".join(source) if isinstance(source, list) else source).splitlines()}
         slide_type = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
         # a line of a skip cell is evidence only if it is distinctive: long, and more than
-        # one name (an import list's "cross_entropy," also occurs inside shown code)
-        distinctive = (line for line in lines
-                       if len(line) > 12 and not re.fullmatch(r"[\w.]+,?", line))
+        # one word (an import list's "cross_entropy," or a call's last "return_all=True)"
+        # also occur inside shown code)
+        distinctive = (line for line in lines if len(line) > 12 and " " in line)
         (skip if slide_type == "skip" else other).update(distinctive)
     return skip - other
 
