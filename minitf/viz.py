@@ -278,3 +278,41 @@ def head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
         fig.suptitle(title)
     plt.close(fig)
     return fig
+
+
+# ---- notebook 08: every layer and every head of one kind of attention
+
+__all__ += ["layer_head_heatmaps"]
+
+
+def layer_head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
+    """A grid of attention heatmaps, one row per layer and one column per head, for
+    ``weights`` ``(layers, h, L_q, L_k)`` (or a list of ``(h, L_q, L_k)`` arrays), on one
+    colour scale from 0 to 1 with a single colour bar. Returns the Figure, closed in pyplot so
+    that a notebook shows it once, as the cell's value. Notebook 08 §7.
+    """
+    w = np.asarray(weights)
+    if w.ndim != 4:
+        raise ValueError(f"expected weights of shape (layers, h, L_q, L_k), got {w.shape}; "
+                         "stack one (h, L_q, L_k) array per layer")
+    use_cjk_font()
+    layers, h, L_q, L_k = w.shape
+    size = (min(8.6, h * (0.25 * L_k + 0.6) + 1.0), min(5.0, layers * (0.25 * L_q + 0.6) + 0.6))
+    fig, axes = plt.subplots(layers, h, figsize=size, layout="constrained", squeeze=False)
+    for layer in range(layers):
+        for head in range(h):
+            ax = axes[layer, head]
+            attention_heatmap(w[layer, head], x_labels=x_labels if layer == layers - 1 else None,
+                              y_labels=y_labels if head == 0 else None, ax=ax, colorbar=False,
+                              title=f"layer {layer} head {head}", xlabel="",
+                              ylabel="query" if head == 0 else "")
+            if head:
+                ax.set_yticks([])
+            if layer < layers - 1:
+                ax.set_xticks([])
+    fig.colorbar(axes[0, 0].images[0], ax=axes, shrink=0.8)
+    fig.supxlabel("key", fontsize=10)
+    if title:
+        fig.suptitle(title)
+    plt.close(fig)
+    return fig

@@ -202,17 +202,22 @@ def top_p_in_place(probs, p):
     return probs < p  # probs now holds the mass ranked above each token
 
 
-def cross_entropy_in_place(logits, targets, ignore_index=0):
+def cross_entropy_in_place(logits, targets, eps, ignore_index=0):
     logits -= logits.max(axis=-1, keepdims=True)
     logits -= np.log(np.exp(logits).sum(axis=-1, keepdims=True))  # log-probabilities
     nll = -np.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
+    nll *= 1 - eps
+    nll -= eps / logits.shape[-1] * logits.sum(axis=-1)
     return nll[targets != ignore_index].mean()
 
 
-def softmax_backward_in_place(alpha, d_alpha):
-    d_alpha -= (d_alpha * alpha).sum(axis=-1, keepdims=True)
-    d_alpha *= alpha
-    return d_alpha
+def log_softmax_backward_in_place(s, d_logp):
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)  # s now holds softmax(s)
+    s *= d_logp.sum(axis=-1, keepdims=True)
+    d_logp -= s
+    return d_logp
 
 
 def adam_in_place(param, grad, m, v, t, lr, beta1, beta2, eps):
@@ -305,7 +310,7 @@ IN_PLACE = {
     "check_top_k": top_k_in_place,
     "check_top_p": top_p_in_place,
     "check_cross_entropy": cross_entropy_in_place,
-    "check_softmax_backward": softmax_backward_in_place,
+    "check_log_softmax_backward": log_softmax_backward_in_place,
     "check_adam_step": adam_in_place,
     "check_warmup": warmup_in_place,
     "check_beam_search": beam_search_in_place,
@@ -563,10 +568,11 @@ def warmup_wrong_exponent(step, d_model, warmup, scale=1.0):
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -0.5)
 
 
-def ce_without_max(logits, targets, ignore_index=0):
+def ce_without_max(logits, targets, eps, ignore_index=0):
     p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
     nll = -np.log(np.take_along_axis(p, targets[..., None], axis=-1)[..., 0])
-    return nll[targets != ignore_index].mean()
+    smooth = -np.log(p).mean(axis=-1)
+    return ((1 - eps) * nll + eps * smooth)[targets != ignore_index].mean()
 
 
 LEARNER_MISTAKES = [
@@ -657,11 +663,12 @@ def temperature_by_power(logits, T):
     return p / p.sum(axis=-1, keepdims=True)
 
 
-def softmax_backward_by_jacobian(alpha, d_alpha):
-    out = np.empty_like(alpha)
-    for index in np.ndindex(alpha.shape[:-1]):
-        a = alpha[index]
-        out[index] = (np.diag(a) - np.outer(a, a)) @ d_alpha[index]
+def log_softmax_backward_by_jacobian(s, d_logp):
+    out = np.empty_like(s)
+    for index in np.ndindex(s.shape[:-1]):
+        alpha = softmax(s[index])
+        jacobian = np.eye(len(alpha)) - alpha[None, :]  # ∂ logp_i / ∂s_j = δ_ij − α_j
+        out[index] = jacobian.T @ d_logp[index]
     return out
 
 
@@ -674,7 +681,7 @@ OTHER_RIGHT_ANSWERS = [
     ("check_single_query_attention", attend_by_loop),
     ("check_temperature", temperature_by_power),
     ("check_top_k", lambda z, k: z >= np.sort(z, axis=-1)[..., -k:][..., :1]),
-    ("check_softmax_backward", softmax_backward_by_jacobian),
+    ("check_log_softmax_backward", log_softmax_backward_by_jacobian),
     ("check_warmup", warmup_with_branches),
     ("check_pad", lambda seqs, pad_id: [list(s) + [pad_id] * (max(map(len, seqs)) - len(s))
                                         for s in seqs]),

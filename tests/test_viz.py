@@ -191,3 +191,28 @@ def test_head_heatmaps_draws_each_head_on_one_scale():
 def test_head_heatmaps_rejects_weights_without_a_head_axis():
     with pytest.raises(ValueError, match=r"\(h, L_q, L_k\)"):
         viz.head_heatmaps(weights(5, 4))
+
+
+def test_layer_head_heatmaps_draws_a_grid_of_layers_by_heads_on_one_scale():
+    w = np.stack([[weights(5, 4, 3 * layer + head) for head in range(3)]
+                  for layer in range(2)])  # (layers, h, L_q, L_k)
+    fig = viz.layer_head_heatmaps(w, x_labels=SOURCE, y_labels=TARGET, title="一千零五")
+    maps = [ax for ax in fig.axes if ax.get_title().startswith("layer")]
+    assert [ax.get_title() for ax in maps] == [f"layer {i} head {j}"
+                                               for i in range(2) for j in range(3)]
+    assert len(fig.axes) == 7  # six heatmaps and one colour bar
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in maps)
+    np.testing.assert_allclose(maps[4].images[0].get_array(), w[1, 1])
+    assert [t.get_text() for t in maps[3].get_yticklabels()] == TARGET  # first column only
+    assert [t.get_text() for t in maps[3].get_xticklabels()] == SOURCE  # bottom row only
+    assert maps[0].get_xticklabels() == [] and maps[1].get_yticklabels() == []
+    assert fig._suptitle.get_text() == "一千零五"
+    assert fig.number not in plt.get_fignums()
+
+
+def test_layer_head_heatmaps_takes_a_list_per_layer_and_rejects_other_shapes():
+    per_layer = [np.stack([weights(3, 3, seed)] * 2) for seed in range(2)]  # 2 × (h, L, L)
+    fig = viz.layer_head_heatmaps(per_layer)
+    assert sum(ax.get_title().startswith("layer") for ax in fig.axes) == 4
+    with pytest.raises(ValueError, match=r"\(layers, h, L_q, L_k\)"):
+        viz.layer_head_heatmaps(np.stack([weights(5, 4)] * 2))

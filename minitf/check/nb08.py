@@ -1,5 +1,5 @@
-"""Exercises of notebook 08: cross-entropy with padding, the softmax backward pass, one Adam
-step and the warm-up schedule (cases, references, known mistakes)."""
+"""Exercises of notebook 08: cross-entropy with label smoothing and padding, the backward pass
+of log-softmax, one Adam step and the warm-up schedule (cases, references, known mistakes)."""
 
 import numpy as np
 
@@ -7,100 +7,125 @@ from ..attention import log_softmax, softmax
 from ..train import cross_entropy, warmup_schedule
 from .core import Case, Exercise, Mistake
 
-__all__ = ["check_cross_entropy", "check_softmax_backward", "check_adam_step",
+__all__ = ["check_cross_entropy", "check_log_softmax_backward", "check_adam_step",
            "check_warmup"]
 
 
-# ---------------------------------------------------------------- cross-entropy
+# ------------------------------------------------- cross-entropy with label smoothing
 
-def _token_losses(logits, targets):
-    """−log softmax(logits)[target] at every position, padding included."""
+def _smoothed_losses(logits, targets, eps, *, target_share=None, spread=None):
+    """−Σ_v q_v log p_v at every position, padding included, with
+    q = target_share · onehot(y) + spread on every class (default 1 − ε and ε/V)."""
     log_probs = log_softmax(logits)
-    return -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
+    V = logits.shape[-1]
+    share = 1 - eps if target_share is None else target_share
+    spread = eps / V if spread is None else spread
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
+    return -share * picked - spread * log_probs.sum(axis=-1)
 
 
 def _cross_entropy_cases():
     rng = np.random.default_rng(80)
     targets = np.array([[5, 7, 2, 0], [4, 2, 0, 0]])  # 0 = <pad> after <eos> = 2
     return [
-        Case((rng.standard_normal((2, 4, 9)), targets, 0), "(B, L, V) with padding"),
-        Case((800 + 10 * rng.standard_normal((3, 6)), np.array([1, 0, 5]), 0),
-             "logits around 800, (N, V)"),
-        Case((rng.standard_normal((2, 3, 5)), np.array([[1, 2, 3], [4, 0, 1]]), -1),
-             "ignore_index -1: no padding, and 0 is a real target"),
+        Case((rng.standard_normal((2, 4, 9)), targets, 0.1, 0), "(B, L, V) with padding, ε 0.1"),
+        Case((800 + 10 * rng.standard_normal((3, 6)), np.array([1, 0, 5]), 0.1, 0),
+             "logits around 800, (N, V), ε 0.1"),
+        Case((rng.standard_normal((2, 3, 5)), np.array([[1, 2, 3], [4, 0, 1]]), 0.2, -1),
+             "ignore_index -1: no padding, and 0 is a real target; ε 0.2"),
+        Case((rng.standard_normal((2, 4, 9)), targets, 0.0, 0),
+             "ε 0: no smoothing, the plain cross-entropy"),
     ]
 
 
-def _kept(logits, targets, ignore_index):
-    return _token_losses(logits, targets)[targets != ignore_index]
+def _kept(logits, targets, eps, ignore_index, **q):
+    return _smoothed_losses(logits, targets, eps, **q)[targets != ignore_index]
+
+
+def _naive_smoothed(z, y, e, i):
+    probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    log_probs = np.log(probs)
+    picked = np.take_along_axis(log_probs, y[..., None], axis=-1)[..., 0]
+    losses = -(1 - e) * picked - e / z.shape[-1] * log_probs.sum(axis=-1)
+    return losses[y != i].mean()
 
 
 CROSS_ENTROPY = Exercise(
     name="cross_entropy", checker="check_cross_entropy",
-    args=("logits", "targets", "ignore_index"),
-    task="one number: the mean of −log softmax(logits)[target] over the targets that are "
-         "not ignore_index",
+    args=("logits", "targets", "eps", "ignore_index"),
+    task="one number: the mean of −Σ_v q_v log softmax(logits)_v, with "
+         "q = (1 − eps) onehot(target) + eps / V, over the targets that are not ignore_index",
     cases=_cross_entropy_cases,
-    reference=lambda logits, targets, ignore_index: cross_entropy(
-        logits, targets, ignore_index=ignore_index)[0],
+    reference=lambda logits, targets, eps, ignore_index: cross_entropy(
+        logits, targets, ignore_index=ignore_index, label_smoothing=eps)[0],
     mistakes=(
         Mistake("padding was counted: leave out the positions whose target is ignore_index, "
                 "and divide by the number of the others",
-                lambda z, y, i: _token_losses(z, y).mean()),
-        Mistake("the padded positions are still in the sum: add up only the losses where "
-                "targets != ignore_index",
-                lambda z, y, i: _token_losses(z, y).sum() / max(int((y != i).sum()), 1)),
+                lambda z, y, e, i: _smoothed_losses(z, y, e).mean()),
         Mistake("that is the sum; the loss is the mean over the targets that are not padding",
-                lambda z, y, i: _kept(z, y, i).sum()),
-        Mistake("the sign is wrong: the loss is −log p, a positive number",
-                lambda z, y, i: -_kept(z, y, i).mean()),
+                lambda z, y, e, i: _kept(z, y, e, i).sum()),
+        Mistake("the sign is wrong: the loss is −Σ q log p, a positive number",
+                lambda z, y, e, i: -_kept(z, y, e, i).mean()),
         Mistake("0 was left out, not ignore_index: use the argument",
-                lambda z, y, i: _kept(z, y, 0).mean()),
+                lambda z, y, e, i: _kept(z, y, e, 0).mean()),
+        Mistake("no smoothing: with eps > 0 the target is not the one-hot vector but "
+                "q = (1 − eps) onehot + eps / V", lambda z, y, e, i: _kept(z, y, 0.0, i).mean()),
+        Mistake("the target class keeps weight 1: it gets (1 − eps) + eps / V, so that q sums "
+                "to 1", lambda z, y, e, i: _kept(z, y, e, i, target_share=1.0).mean()),
+        Mistake("eps is shared by all V classes: each gets eps / V, not eps",
+                lambda z, y, e, i: _kept(z, y, e, i, spread=e).mean()),
         Mistake("np.exp overflowed on large logits: subtract each row's maximum before "
-                "np.exp (the softmax does not change)",
-                lambda z, y, i: -np.log(np.take_along_axis(
-                    np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True), y[..., None],
-                    axis=-1)[..., 0][y != i]).mean()),
+                "np.exp (the softmax does not change)", _naive_smoothed),
     ))
 
 
-# ------------------------------------------------------------- softmax backward
+# --------------------------------------------------------- log-softmax backward
 
-def _softmax_backward(alpha, d_alpha):
-    """ds = α ⊙ (dα − Σ_j dα_j α_j) along the last axis."""
-    return alpha * (d_alpha - np.sum(d_alpha * alpha, axis=-1, keepdims=True))
+def _log_softmax_backward(s, d_logp, *, weights="softmax", total="plain", axis=-1, sign=-1.0):
+    """ds = dℓ − softmax(s) · Σ_i dℓ_i along the last axis, ℓ = log softmax(s); the keywords
+    make the usual mistakes."""
+    alpha = softmax(s) if weights == "softmax" else np.exp(s) / np.exp(s).sum(
+        axis=-1, keepdims=True)
+    summed = d_logp if total == "plain" else d_logp * alpha
+    total = np.sum(summed, axis=axis, keepdims=axis is not None)
+    return d_logp + sign * alpha * total
 
 
-def _softmax_backward_cases():
+def _log_softmax_backward_cases():
     rng = np.random.default_rng(81)
-    masked = np.where(np.tril(np.ones((4, 4), dtype=bool)),
-                      rng.standard_normal((2, 2, 4, 4)), -np.inf)
     return [
-        Case((softmax(rng.standard_normal(5)), rng.standard_normal(5)), "one row"),
-        Case((softmax(rng.standard_normal((3, 4))), rng.standard_normal((3, 4))),
-             "(L_q, L_k)"),
-        Case((softmax(masked), rng.standard_normal((2, 2, 4, 4))),
-             "(B, h, L, L) with causal zeros"),
+        Case((rng.standard_normal(5), rng.standard_normal(5)), "one row"),
+        Case((rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), "(L_q, L_k)"),
+        Case((1000 + rng.standard_normal((2, 2, 4, 5)), rng.standard_normal((2, 2, 4, 5))),
+             "(B, h, L, V), scores around 1000"),
     ]
 
 
-SOFTMAX_BACKWARD = Exercise(
-    name="softmax_backward", checker="check_softmax_backward", args=("alpha", "d_alpha"),
-    task="ds = ∂L/∂s for alpha = softmax(s) along the last axis, every row at once",
-    cases=_softmax_backward_cases, reference=_softmax_backward,
+LOG_SOFTMAX_BACKWARD = Exercise(
+    name="log_softmax_backward", checker="check_log_softmax_backward", args=("s", "d_logp"),
+    task="ds = ∂L/∂s for logp = log softmax(s) along the last axis, every row at once",
+    cases=_log_softmax_backward_cases, reference=_log_softmax_backward,
     mistakes=(
-        Mistake("only the diagonal part diag(α) dα: subtract α · (αᵀ dα), the part from −ααᵀ "
-                "(every α_j depends on every score)", lambda a, d: a * d),
-        Mistake("the leading α ⊙ is missing: ds = α ⊙ (dα − Σ_j dα_j α_j)",
-                lambda a, d: d - np.sum(d * a, axis=-1, keepdims=True)),
-        Mistake("summed over the wrong axis: the sum runs over the last axis, the keys of one "
-                "row (axis=-1, keepdims=True)",
-                lambda a, d: a * (d - np.sum(d * a, axis=0, keepdims=True))),
-        Mistake("summed over the whole array: each row (each query) has its own "
-                "Σ_j dα_j α_j (axis=-1, keepdims=True)",
-                lambda a, d: a * (d - np.sum(d * a))),
-        Mistake("the sum is Σ_j dα_j α_j, weighted by α, not the plain sum of dα",
-                lambda a, d: a * (d - np.sum(d, axis=-1, keepdims=True))),
+        Mistake("ds = dℓ only: log softmax(s)_i = s_i − log Σ_j e^(s_j), and the second term "
+                "depends on every score: subtract softmax(s) · Σ_i dℓ_i",
+                lambda s, d: d),
+        Mistake("that is the backward pass of softmax, α ⊙ (dℓ − Σ α dℓ); the log changes it: "
+                "ds = dℓ − α · Σ_i dℓ_i", lambda s, d: softmax(s) * (
+                    d - np.sum(d * softmax(s), axis=-1, keepdims=True))),
+        Mistake("the sum is the plain Σ_i dℓ_i (every ℓ_i has the same − log Σ e^s), not "
+                "weighted by α", lambda s, d: _log_softmax_backward(s, d, total="weighted")),
+        Mistake("each score gets its own share: ds_j = dℓ_j − α_j Σ_i dℓ_i (the α_j is "
+                "missing)", lambda s, d: d - np.sum(d, axis=-1, keepdims=True)),
+        Mistake("summed over the wrong axis: the sum runs over the last axis, one row's "
+                "entries (axis=-1, keepdims=True)",
+                lambda s, d: _log_softmax_backward(s, d, axis=0)),
+        Mistake("summed over the whole array: each row has its own Σ_i dℓ_i "
+                "(axis=-1, keepdims=True)", lambda s, d: _log_softmax_backward(s, d, axis=None)),
+        Mistake("the sign of the second term is wrong: ds = dℓ − α Σ_i dℓ_i",
+                lambda s, d: _log_softmax_backward(s, d, sign=1.0)),
+        Mistake("np.exp overflowed on large scores: compute softmax(s) with each row's "
+                "maximum subtracted first", lambda s, d: _log_softmax_backward(s, d,
+                                                                             weights="naive")),
     ))
 
 
@@ -197,29 +222,30 @@ WARMUP = Exercise(
 
 
 def check_cross_entropy(fn):
-    """fn(logits (..., V), targets (...) int, ignore_index) -> the mean cross-entropy over
-    the targets that are not ignore_index, as minitf.train.cross_entropy's loss.
-    An exercise of notebook 08."""
+    """fn(logits (..., V), targets (...) int, eps, ignore_index) -> the mean cross-entropy
+    against the smoothed target q = (1 − eps) onehot + eps / V over the targets that are not
+    ignore_index, as minitf.train.cross_entropy's loss with label_smoothing=eps.
+    An exercise of notebook 08 §1."""
     return CROSS_ENTROPY.check(fn)
 
 
-def check_softmax_backward(fn):
-    """fn(alpha, d_alpha) -> ds, where alpha = softmax(s) along the last axis and
-    d_alpha = ∂L/∂alpha; ds = ∂L/∂s has alpha's shape. An exercise of notebook 08."""
-    return SOFTMAX_BACKWARD.check(fn)
+def check_log_softmax_backward(fn):
+    """fn(s, d_logp) -> ds, where logp = log softmax(s) along the last axis and
+    d_logp = ∂L/∂logp; ds = ∂L/∂s has s's shape. An exercise of notebook 08 §3."""
+    return LOG_SOFTMAX_BACKWARD.check(fn)
 
 
 def check_adam_step(fn):
     """fn(param, grad, m, v, t, lr, beta1, beta2, eps) -> (new_param, new_m, new_v): one
     Adam step with bias correction (t counts from 1), as minitf.train.Adam.
-    An exercise of notebook 08."""
+    An exercise of notebook 08 §4."""
     return ADAM_STEP.check(fn)
 
 
 def check_warmup(fn):
     """fn(step, d_model, warmup, scale) -> the learning rate
-    scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5). An exercise of notebook 08."""
+    scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5). An exercise of notebook 08 §5."""
     return WARMUP.check(fn)
 
 
-EXERCISES = [CROSS_ENTROPY, SOFTMAX_BACKWARD, ADAM_STEP, WARMUP]
+EXERCISES = [CROSS_ENTROPY, LOG_SOFTMAX_BACKWARD, ADAM_STEP, WARMUP]
