@@ -1,9 +1,11 @@
-"""Build minitf/fonts/minitf-cjk.otf: a subset of Noto Sans CJK SC for Chinese plot labels.
+"""Build minitf/fonts/minitf-cjk.otf: a subset of Noto Sans CJK SC for Chinese in plots and slides.
 
 The full Noto Sans CJK font is about 16 MB; the course only needs the characters a learner is
 likely to type, so we keep GB2312's common punctuation, full-width forms and its 3,755
-level-1 hanzi (which include every Chinese numeral). The result is renamed so it can never be
-mistaken for the full font.
+level-1 hanzi (which include every Chinese numeral), plus every CJK character the notebooks
+(cells and stored outputs) and the minitf package actually use, such as 熵 in 交叉熵.
+tests/test_slides.py fails when a notebook uses a character the font lacks: run this again.
+The result is renamed so it can never be mistaken for the full font.
 
 Usage: python tools/make_cjk_font.py SOURCE [FACE_INDEX]
 
@@ -11,15 +13,21 @@ SOURCE is NotoSansCJK-Regular.ttc (face 2 is SC) or NotoSansCJKsc-Regular.otf (f
 the noto-cjk-sans-otc wheel on PyPI or Debian's fonts-noto-cjk package.
 """
 
+import json
+import re
 import sys
 from pathlib import Path
 
-from fontTools import subset
-from fontTools.ttLib import TTFont
-
-OUT = Path(__file__).resolve().parent.parent / "minitf" / "fonts" / "minitf-cjk.otf"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "minitf" / "fonts" / "minitf-cjk.otf"
 FAMILY = "minitf CJK"
 PS_NAME = "minitfCJK-Regular"
+
+# CJK punctuation and radicals, ideographs (extension A, unified, compatibility), full-width
+# forms: the ranges the slides' @font-face gives to this font (unicode-range).
+CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# Numerals a number-to-Chinese task may use beyond what the notebooks print today.
+EXTRA = "〇两亿"
 
 
 def gb2312_rows(rows):
@@ -28,14 +36,43 @@ def gb2312_rows(rows):
     return {c for c in raw.decode("gb2312", errors="ignore") if not c.isspace()}
 
 
+def _texts(value):
+    """Every string inside a notebook's JSON (sources, outputs, metadata)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+
+
+def used_chars(root=ROOT):
+    """{character: first file using it} for every CJK character in notebooks/ and minitf/."""
+    found = {}
+    for nb in sorted((root / "notebooks").glob("*.ipynb")):
+        for text in _texts(json.loads(nb.read_text(encoding="utf-8"))):
+            for c in CJK.findall(text):
+                found.setdefault(c, nb.name)
+    for py in sorted((root / "minitf").rglob("*.py")):
+        for c in CJK.findall(py.read_text(encoding="utf-8")):
+            found.setdefault(c, str(py.relative_to(root)))
+    return found
+
+
 def charset():
     # Row 1: CJK punctuation, row 3: full-width ASCII, rows 16-55: level-1 hanzi.
     chars = gb2312_rows([1, 3, *range(16, 56)])
-    chars |= set("〇两亿")  # numerals a number-to-Chinese task may use
+    chars |= set(EXTRA)
+    chars |= set(used_chars())
     return sorted(chars)
 
 
 def main(source, face=2):
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
     font = TTFont(source, fontNumber=face, recalcTimestamp=False)
     options = subset.Options()
     # matplotlib lays text out glyph by glyph (no GSUB/GPOS) and hints with FreeType's
@@ -46,9 +83,15 @@ def main(source, face=2):
     options.name_IDs = [0, 1, 2, 3, 4, 5, 6, 13, 14]  # keep copyright and licence entries
     options.name_languages = [0x409]
     options.notdef_outline = True
+    chars = charset()
     subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=[ord(c) for c in charset()])
+    subsetter.populate(unicodes=[ord(c) for c in chars])
     subsetter.subset(font)
+    missing = [c for c in chars if ord(c) not in font.getBestCmap()]
+    # GB2312 row 1 has a few symbols Noto's SC face maps elsewhere; a notebook's must be there.
+    lost = sorted(set(missing) & set(used_chars()))
+    if lost:
+        sys.exit(f"{source} has no glyph for {''.join(lost)}, which the notebooks use")
 
     names = font["name"]
     for record in list(names.names):
@@ -65,7 +108,8 @@ def main(source, face=2):
 
     OUT.parent.mkdir(parents=True, exist_ok=True)
     font.save(OUT)
-    print(f"wrote {OUT} ({len(charset())} characters, {OUT.stat().st_size:,} bytes)")
+    print(f"wrote {OUT} ({len(font.getBestCmap())} characters mapped, "
+          f"{OUT.stat().st_size:,} bytes)")
 
 
 if __name__ == "__main__":
