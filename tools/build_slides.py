@@ -10,6 +10,9 @@ Usage: python tools/build_slides.py [--out DIR] [--cache DIR] [NOTEBOOK ...]
 3. Runs `jupyter nbconvert --to slides` with tools/slides/nbconvert_config.py, which points
    every script and stylesheet at vendor/ and uses the template in tools/slides/.
 4. Writes DIR/index.html listing the decks.
+5. Opens every deck in a headless Chromium (tools/slides/inspect_decks.py; needs the `slides`
+   extra and a Chromium, else says so in one line) and warns about every slide that had to
+   shrink below 80% to fit the screen, naming it. --no-measure leaves this step out.
 
 Open DIR/index.html from disk; the decks need no network. Copy the whole DIR to move them.
 """
@@ -219,15 +222,16 @@ INDEX = """<!DOCTYPE html>
              unicode-range: U+2E80-2FDF, U+3000-303F, U+3400-4DBF, U+4E00-9FFF, U+FF00-FFEF; }}
 body {{ font-family: "minitf CJK", "Source Sans Pro", Helvetica, Arial, sans-serif; max-width: 46em;
        margin: 3em auto; padding: 0 1em; line-height: 1.5; color: #222; }}
+ul {{ list-style: none; padding-left: 0; }}
 li {{ margin: 0.4em 0; }}
 kbd {{ border: 1px solid #bbb; border-radius: 3px; padding: 0 0.3em; background: #f6f6f6; }}
 </style>
 </head>
 <body>
 <h1>minitf: slides</h1>
-<ol>
+<ul>
 {items}
-</ol>
+</ul>
 <p>Keys: <kbd>&rarr;</kbd>/<kbd>space</kbd> next, <kbd>&darr;</kbd> next sub-slide,
 <kbd>s</kbd> speaker view with notes and timer (allow the pop-up), <kbd>f</kbd> full screen,
 <kbd>Esc</kbd> overview.</p>
@@ -235,6 +239,14 @@ kbd {{ border: 1px solid #bbb; border-radius: 3px; padding: 0 0.3em; background:
 </body>
 </html>
 """
+
+
+def _inline_markdown(text):
+    """A heading's text as HTML: escaped, `code` as <code>, **bold** and $math$ kept plain."""
+    parts = re.split(r"`([^`]*)`", text)
+    out = [html.escape(part) if i % 2 == 0 else f"<code>{html.escape(part)}</code>"
+           for i, part in enumerate(parts)]
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", "".join(out))
 
 
 def write_index(notebooks, out):
@@ -245,11 +257,28 @@ def write_index(notebooks, out):
     for deck in sorted(out.glob("*.slides.html")):
         stem = deck.name[: -len(".slides.html")]
         title = notebook_title(sources[stem]) if stem in sources else stem
-        items.append(f'<li><a href="{html.escape(deck.name)}">{html.escape(title)}</a> '
+        items.append(f'<li><a href="{html.escape(deck.name)}">{_inline_markdown(title)}</a> '
                      f"<small>({html.escape(stem)}.ipynb)</small></li>")
     index = out / "index.html"
     index.write_text(INDEX.format(items="\n".join(items)), encoding="utf-8")
     return index
+
+
+def measure(decks):
+    """Print a warning for every slide of `decks` shrunk below 80% to fit; return them."""
+    sys.path.insert(0, str(ROOT / "tools" / "slides"))
+    import inspect_decks
+
+    why = inspect_decks.unavailable()
+    if why:
+        print(f"build_slides: slide sizes not measured: {why}", file=sys.stderr)
+        return []
+    small = inspect_decks.small_slides(decks)
+    for where, scale in small:
+        print(f"build_slides: warning: {where} is shrunk to {scale:.0%} to fit (below "
+              f"{inspect_decks.MIN_SCALE:.0%}): split it into sub-slides or hide plumbing",
+              file=sys.stderr)
+    return small
 
 
 def build(notebooks=None, out=DEFAULT_OUT, cache=DEFAULT_CACHE):
@@ -272,6 +301,8 @@ def main(argv=None):
     parser.add_argument("--out", default=DEFAULT_OUT, type=Path)
     parser.add_argument("--cache", default=DEFAULT_CACHE, type=Path,
                         help="where the npm tarballs are kept between builds")
+    parser.add_argument("--no-measure", action="store_true",
+                        help="do not open the decks in Chromium to find slides shrunk below 80%%")
     args = parser.parse_args(argv)
     try:
         decks = build(args.notebooks, args.out, args.cache)
@@ -280,6 +311,8 @@ def main(argv=None):
         return 1
     for deck in decks:
         print(f"wrote {deck.relative_to(Path.cwd()) if deck.is_relative_to(Path.cwd()) else deck}")
+    if not args.no_measure:
+        measure(decks)
     print(f"open {args.out / 'index.html'}")
     return 0
 

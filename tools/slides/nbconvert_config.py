@@ -8,6 +8,7 @@ By hand, from the repository root, after one `make slides` (which fetches vendor
         --output-dir build/slides notebooks/01_single_query_attention.ipynb
 """
 
+import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821  (traitlets provides get_config in config files)
@@ -31,8 +32,12 @@ c.SlidesExporter.require_js_url = "vendor/requirejs/require.js"
 c.SlidesExporter.jquery_url = "vendor/jquery/jquery.min.js"
 c.SlidesExporter.mathjax_url = "vendor/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
 
-# Markdown images become data: URIs, so a deck is one HTML file plus vendor/.
-c.SlidesExporter.embed_images = True
+# nbconvert's embed_images re-parses markdown and empties every <details> block, which
+# unfolds the solutions (issue 16); minitf_slides.py embeds markdown images itself and drops
+# nbval's marker lines from the code shown.
+c.SlidesExporter.embed_images = False
+sys.path.insert(0, str(HERE))
+c.SlidesExporter.preprocessors = ["minitf_slides.SlidesPreprocessor"]
 # "In [3]:" prompts take a tenth of the slide's width and say nothing to an audience.
 c.SlidesExporter.exclude_input_prompt = True
 c.SlidesExporter.exclude_output_prompt = True
