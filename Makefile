@@ -57,7 +57,8 @@ notebooks: $(STAMP)
 # The instructor's decks, for a screen with no network: build/slides/index.html and one
 # NN_topic.slides.html per notebook, with reveal.js and MathJax in build/slides/vendor/
 # (fetched once with npm into build/npm-cache/). `make slides NB=notebooks/05_encoder.ipynb`
-# rebuilds just that deck.
+# rebuilds just that deck. With the `slides` extra (pip install -e '.[slides]') and a Chromium
+# it then opens every deck headless and warns about each slide shrunk below 80% to fit.
 slides: $(STAMP)
 	$(BIN)/python tools/build_slides.py $(NB)
 

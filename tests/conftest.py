@@ -4,10 +4,16 @@ Without torch the files in TORCH_TESTS are not collected, and the end of the run
 one line; `make test` then leaves notebook 10 out of nbval too (see the Makefile). CI sets
 MINITF_REQUIRE_TORCH=1 (.ci/run): then a missing torch is an error, so the torch tests can
 never quietly vanish from a CI run.
+
+The same for the browser test of the slides (test_slides_browser.py): it needs the `slides`
+extra (playwright) and a Chromium; without them it is left out with one line at the end, and
+MINITF_REQUIRE_SLIDES=1 (set by .ci/run) makes that an error.
 """
 
 import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,17 +21,31 @@ TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_check_nb10.py")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 _left_out = set()
 
+SLIDES_BROWSER_TESTS = ("test_slides_browser.py",)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "slides"))
+import inspect_decks  # noqa: E402
+
+NO_SLIDES_BROWSER = inspect_decks.unavailable()  # why decks cannot be opened here, or None
+_slides_left_out = set()
+
 
 def pytest_configure(config):
     if not HAVE_TORCH and os.environ.get("MINITF_REQUIRE_TORCH") == "1":
         raise pytest.UsageError(
             "MINITF_REQUIRE_TORCH=1 but torch is not installed: the torch tests and "
             "notebook 10 would be left out (pip install -e '.[torch]')")
+    if NO_SLIDES_BROWSER and os.environ.get("MINITF_REQUIRE_SLIDES") == "1":
+        raise pytest.UsageError(
+            f"MINITF_REQUIRE_SLIDES=1 but {NO_SLIDES_BROWSER}: the slides' browser test "
+            "would be left out")
 
 
 def pytest_ignore_collect(collection_path, config):
     if not HAVE_TORCH and collection_path.name in TORCH_TESTS:
         _left_out.add(collection_path.name)
+        return True
+    if NO_SLIDES_BROWSER and collection_path.name in SLIDES_BROWSER_TESTS:
+        _slides_left_out.add(collection_path.name)
         return True
     return None
 
@@ -35,3 +55,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"torch is not installed: left out the torch tests ({', '.join(sorted(_left_out))})"
             " and notebook 10; pip install -e '.[torch]' to run them", yellow=True, bold=True)
+    if _slides_left_out:
+        terminalreporter.write_line(
+            f"{NO_SLIDES_BROWSER}: left out the slides' browser test "
+            f"({', '.join(sorted(_slides_left_out))})", yellow=True, bold=True)

@@ -7,6 +7,7 @@ The first run fetches reveal.js and MathJax with npm into build/npm-cache/; late
 
 import base64
 import html
+import importlib.util
 import json
 import re
 import subprocess
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.slow
 
 NOTE_MARKER = "speakernotemarker"
 SKIP_MARKER = "skippedcellmarker"
+SOLUTION_MARKER = "solutioncodemarker"
 # A 1x1 PNG, as a plot's output and as an image file next to the fixture notebook.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -43,7 +45,7 @@ def _fixture_notebook(folder):
     plot = new_code_cell("plt.plot([1, 2])", execution_count=2)
     plot.outputs = [new_output("display_data", data={
         "image/png": base64.b64encode(PNG).decode(), "text/plain": "<Figure>"})]
-    printed = new_code_cell("print(1 + 1)", execution_count=1)
+    printed = new_code_cell("# NBVAL_IGNORE_OUTPUT\nprint(1 + 1)", execution_count=1)
     printed.outputs = [new_output("stream", name="stdout", text="fixtureoutput 2\n")]
     nb = new_notebook(cells=[
         _cell(new_markdown_cell("# Fixture deck\n\nThe first slide."), "slide"),
@@ -55,6 +57,9 @@ def _fixture_notebook(folder):
         _cell(new_markdown_cell("Same slide, no new section."), "-"),
         _cell(plot, "slide"),
         _cell(new_markdown_cell("![a figure](figure.png)"), "slide"),
+        _cell(new_markdown_cell(
+            "### Exercise\n\n<details><summary>Solution</summary>\n\n```python\n"
+            f"def {SOLUTION_MARKER}():\n    return 1\n```\n\n</details>"), "slide"),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
@@ -208,6 +213,47 @@ def test_fixture_deck_follows_the_slide_types(decks):
     assert text.count('src="data:image/png;base64,') == 2
     assert 'src="figure.png"' not in text
     assert "\\sum_i \\alpha_i v_i" in text  # left for MathJax to typeset in the browser
+    assert "NBVAL_" not in text  # the marker line is dropped from the code shown
+    # the solution stays inside its <details> (nbconvert's embed_images emptied them)
+    folded = re.search(r"<details>(.*?)</details>", text, flags=re.S)
+    assert folded and SOLUTION_MARKER in folded.group(1)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_solutions_stay_inside_their_details(decks, stem):
+    """No <details> is emitted empty with its content after it, and no NBVAL_ marker shows."""
+    text = _read(decks, stem)
+    empty = re.findall(r"<details>\s*<summary>(.*?)</summary>\s*</details>", text, flags=re.S)
+    assert not empty, f"empty <details> (their content would be unfolded): {empty}"
+    assert "NBVAL_" not in _text(text)
+
+
+def _cjk_module():
+    path = ROOT / "tools" / "make_cjk_font.py"
+    spec = importlib.util.spec_from_file_location("make_cjk_font", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shipped_font_covers_the_notebooks():
+    """Every CJK character of every notebook (cells and outputs) is in minitf-cjk.otf."""
+    from fontTools.ttLib import TTFont
+
+    used = _cjk_module().used_chars(ROOT)
+    assert "一" in used and "熵" in used  # the scan finds characters at all
+    cmap = TTFont(ROOT / "minitf" / "fonts" / "minitf-cjk.otf").getBestCmap()
+    missing = {c: where for c, where in used.items() if ord(c) not in cmap}
+    assert not missing, (f"not in the shipped font: {missing}; rebuild it with "
+                         "tools/make_cjk_font.py (minitf/fonts/README.md)")
+
+
+def test_code_blocks_are_set_in_a_font_with_chinese(decks):
+    """reveal's theme sets code in var(--r-code-font); ours lists the shipped CJK font."""
+    text = _read(decks, "99_fixture")
+    code_font = re.search(r"--r-code-font:([^;]*);", text)
+    assert code_font and '"minitf CJK"' in code_font.group(1)
+    assert re.search(r"\.reveal pre,[^{]*\{\s*font-family: var\(--r-code-font\)", text)
 
 
 def test_index_lists_every_deck(decks):
@@ -216,6 +262,8 @@ def test_index_lists_every_deck(decks):
     links = [value for tag, _, value in refs if tag == "a"]
     assert sorted(links) == sorted(f"{stem}.slides.html" for stem in STEMS)
     assert "Fixture deck" in index
+    assert "<ol>" not in index  # the notebooks' own numbers, not a second numbering
+    assert "`" not in _text(index.split("<body>")[1].split("<p>Keys")[0])  # `code` rendered
     for tag, _, value in refs:
         assert not re.match(r"\s*(https?:)?//", value), f"<{tag}> loads {value}"
         assert (decks / value).is_file(), f"<{tag}> points at a missing {value}"
