@@ -66,7 +66,7 @@ def main(argv=None):
     parser.add_argument("changes", nargs="*", metavar="CELL=TYPE")
     parser.add_argument("--rise", action="store_true")
     parser.add_argument("--list", action="store_true")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     nb = json.loads(args.notebook.read_text(encoding="utf-8"))
     try:
         pairs = [change.split("=", 1) for change in args.changes]
