@@ -30,9 +30,12 @@ USER_ID := $(shell id -u 2>/dev/null)
 ROOT_ARGS = $(if $(filter 0,$(USER_ID)),--allow-root)
 ROOT_NOTE := make lab: you are root (a container or a cloud VM?), so JupyterLab gets --allow-root
 
+# JupyterLab serves the repository root, so the slides' rise.css reaches the shipped Chinese
+# font in minitf/fonts/, and opens its file browser on notebooks/.
+LAB_DIRS = --ServerApp.root_dir="$(CURDIR)" --FileContentsManager.preferred_dir=notebooks
 lab: $(STAMP)
 	@$(if $(ROOT_ARGS),echo "$(ROOT_NOTE)")
-	$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_ARGS) notebooks/
+	$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_DIRS) $(LAB_ARGS)
 
 # MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).

@@ -2,10 +2,14 @@
 or a cloud VM, where JupyterLab refuses to start unless it is given --allow-root).
 
 The server test starts the real `make lab` on a free loopback port with no browser, waits until
-http://127.0.0.1:PORT/lab answers, then stops the whole process group.
+http://127.0.0.1:PORT/lab answers, then checks what the live slides (RISE) need: the file
+browser opens on notebooks/, RISE's /files/notebooks/rise.css is served, and so is the Chinese
+font that rise.css names (a url relative to rise.css, so only served when JupyterLab's root is
+the repository root). Then it stops the whole process group.
 """
 
 import os
+import re
 import secrets
 import signal
 import socket
@@ -14,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -56,6 +61,21 @@ def first_answer(url, process, seconds):
     return None
 
 
+def status_of(url, token):
+    """HTTP status and body of url fetched with the server's token."""
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, b""
+
+
+def font_urls(css):
+    """The url(...) of every font file a stylesheet names."""
+    return re.findall(r"""url\(["']?([^"')]+\.(?:otf|ttf|woff2?))["']?\)""", css)
+
+
 def stop_group(process):
     """Stop make and the JupyterLab server it started (one process group)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -81,9 +101,17 @@ def test_make_lab_serves_jupyterlab(tmp_path):
         lab = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
     try:
-        status = first_answer(f"http://127.0.0.1:{port}/lab?token={token}", lab, STARTUP_SECONDS)
+        status = first_answer(f"{base}/lab?token={token}", lab, STARTUP_SECONDS)
         exited = lab.poll()
+        if status == 200:
+            _, lab_page = status_of(f"{base}/lab", token)
+            # where RISE asks for it: beside the notebook, through JupyterLab's /files/
+            css_url = f"{base}/files/notebooks/rise.css"
+            css_status, css = status_of(css_url, token)
+            fonts = {urljoin(css_url, url): status_of(urljoin(css_url, url), token)
+                     for url in font_urls(css.decode())}
     finally:
         stop_group(lab)
     log = log_path.read_text(errors="replace")
@@ -91,3 +119,11 @@ def test_make_lab_serves_jupyterlab(tmp_path):
         f"/lab answered {status} (make exited with {exited}) within {STARTUP_SECONDS} s; "
         f"make lab printed:\n{log[-3000:]}")
     assert (ROOT_NOTE in log) == (os.geteuid() == 0), log[-3000:]
+    assert re.search(rb'"preferredPath": "/?notebooks/?"', lab_page), \
+        "the file browser does not open on notebooks/"
+    assert css_status == 200, f"{css_url} answered {css_status}"
+    assert fonts, "rise.css names no font file"
+    font_bytes = (ROOT / "minitf" / "fonts" / "minitf-cjk.otf").read_bytes()
+    for url, (font_status, body) in fonts.items():
+        assert font_status == 200, f"{url} (named in rise.css) answered {font_status}"
+        assert body == font_bytes, f"{url} is not minitf/fonts/minitf-cjk.otf"
