@@ -1,18 +1,24 @@
 """Hygiene of the stored course notebooks: named NN_topic, executed top to bottom in one fresh
 kernel, no errors or stderr, nothing machine-specific in the outputs, slide metadata on every
-cell, and 2-4 exercises whose checkers show "not written yet".
+cell, speaker notes on the sub-slide they talk about, and 2-6 exercises whose checkers show
+"not written yet".
 
 These tests only read the .ipynb files; nbval (`make test`) is what re-executes them.
 """
 
 import getpass
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "slides"))
+from slide_metadata import slide_numbers  # noqa: E402
+
+NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 NAME = re.compile(r"\d\d_[a-z0-9]+(_[a-z0-9]+)*\.ipynb")
@@ -158,6 +164,55 @@ def test_slide_metadata(path):
                         f"expected at least {MIN_SLIDES}")
     if "notes" not in types:
         problems.append(f"{path.name}: no speaker-notes cell (slide_type 'notes')")
+    report(problems)
+
+
+def sub_slides(nb):
+    """[("h.v", [(index, cell), ...])] in deck order, numbered as the exported deck stacks
+    them (slide_metadata.py --list): a notes cell belongs to the (sub-)slide it follows."""
+    groups = []
+    for i, (cell, (h, v)) in enumerate(zip(nb.cells, slide_numbers(nb.cells))):
+        if not groups or groups[-1][0] != f"{h}.{v}":
+            groups.append((f"{h}.{v}", []))
+        groups[-1][1].append((i, cell))
+    return groups
+
+
+# A note that sends the presenter to a question's folded answer ("… in the lesson, folded",
+# "before unfolding it", "Take the two predictions …").
+ABOUT_A_FOLDED_QUESTION = re.compile(
+    r"\bfold|\bunfold|\bTake\b[^.]*\b(prediction|question)s?\b", re.IGNORECASE)
+FOLDED_ANSWER = re.compile(r"<details>\s*<summary>(?!Solution)")  # an answer, not a solution
+NAMED_EXERCISE = re.compile(r"\b[Ee]xercises? (\d+)(?: and (\d+))?")
+EXERCISE_HEADING = re.compile(r"^#+\s*Exercise (\d+)\b", re.MULTILINE)
+PARENTHESES = re.compile(r"\([^()]*\)")
+
+
+@parametrize
+def test_speaker_notes_sit_on_the_sub_slide_they_are_about(path):
+    """reveal.js shows a notes cell only on the (sub-)slide it follows, so a note that talks
+    about a question or an exercise must follow that question's or exercise's sub-slide, not
+    wait at the end of its section. The notebook's opening slide is left out: its notes
+    introduce the whole notebook and may name the first question ahead."""
+    problems = []
+    for label, cells in sub_slides(load(path))[1:]:
+        markdown = [c.source for _, c in cells if c.cell_type == "markdown"]
+        answers = any(FOLDED_ANSWER.search(text) for text in markdown)
+        exercises = {n for text in markdown for n in EXERCISE_HEADING.findall(text)}
+        for i, cell in cells:
+            if cell.metadata.get("slideshow", {}).get("slide_type") != "notes":
+                continue
+            words = " ".join(cell.source.split())
+            if ABOUT_A_FOLDED_QUESTION.search(words) and not answers:
+                problems.append(f"{where(path, i)} (sub-slide {label}): the note talks about a "
+                                "question's folded answer, but this sub-slide has none; move it "
+                                "to the sub-slide of that question")
+            named = {n for m in NAMED_EXERCISE.finditer(PARENTHESES.sub("", words))
+                     for n in m.groups() if n}
+            if named and not named & exercises:
+                problems.append(f"{where(path, i)} (sub-slide {label}): the note is about "
+                                f"exercise {' and '.join(sorted(named))}, which is not on this "
+                                "sub-slide; move it to that exercise's sub-slide")
     report(problems)
 
 
