@@ -167,6 +167,23 @@ def test_slide_metadata(path):
     report(problems)
 
 
+# Markdown renders `<pad>` outside a code span as an HTML tag, and the tag is dropped: "the
+# <pad> rows" reads "the  rows" in JupyterLab and on the slides.
+SPECIAL_TOKEN = re.compile(r"<(pad|bos|eos|unk)>")
+CODE_OR_MATH = re.compile(r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
+
+
+@parametrize
+def test_special_tokens_in_markdown_are_in_code_spans(path):
+    problems = []
+    for i, cell in enumerate(load(path).cells):
+        if cell.cell_type == "markdown":
+            prose = CODE_OR_MATH.sub("", cell.source)
+            problems += [f"{where(path, i)}: write `{m.group()}` in backticks, or it vanishes"
+                         for m in SPECIAL_TOKEN.finditer(prose)]
+    report(problems)
+
+
 def sub_slides(nb):
     """[("h.v", [(index, cell), ...])] in deck order, numbered as the exported deck stacks
     them (slide_metadata.py --list): a notes cell belongs to the (sub-)slide it follows."""
