@@ -5,9 +5,10 @@ one line; `make test` then leaves notebook 10 out of nbval too (see the Makefile
 MINITF_REQUIRE_TORCH=1 (.ci/run): then a missing torch is an error, so the torch tests can
 never quietly vanish from a CI run.
 
-The same for the browser test of the slides (test_slides_browser.py): it needs the `slides`
-extra (playwright) and a Chromium; without them it is left out with one line at the end, and
-MINITF_REQUIRE_SLIDES=1 (set by .ci/run) makes that an error.
+The same for the browser tests of the slides (test_slides_browser.py; test_rise_browser.py for
+the live slides in JupyterLab): they need the `slides` extra (playwright) and a Chromium;
+without them they are left out with one line at the end, and MINITF_REQUIRE_SLIDES=1 (set by
+.ci/run) makes that an error.
 """
 
 import importlib.util
@@ -21,7 +22,7 @@ TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_check_nb10.py")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 _left_out = set()
 
-SLIDES_BROWSER_TESTS = ("test_slides_browser.py",)
+SLIDES_BROWSER_TESTS = ("test_slides_browser.py", "test_rise_browser.py")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "slides"))
 import inspect_decks  # noqa: E402
 
