@@ -253,3 +253,13 @@ def test_the_whole_course_is_there():
                 "06_masked_decoder", "07_generation", "08_training",
                 "09_what_it_refers_to", "10_to_pytorch"]
     assert [path.stem for path in NOTEBOOKS] == expected
+
+
+def test_every_notebook_has_the_live_slide_settings():
+    """tests/test_rise_browser.py looks at notebook 07 in RISE; the others must be set alike
+    (1280x720, not centred, the "white" theme: RISE's default theme fetches Google fonts)."""
+    settings = {path.name: load(path).metadata.get("rise") for path in NOTEBOOKS}
+    reference = settings["07_generation.ipynb"]
+    assert reference and reference.get("theme") == "white" and not reference.get("autolaunch")
+    differ = [name for name, rise in settings.items() if rise != reference]
+    assert not differ, f"metadata.rise differs from notebook 07's in {differ}"
