@@ -52,11 +52,13 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_terminal_summary(terminalreporter):
+    """What was left out, in one line."""
+    parts = []
     if _left_out:
-        terminalreporter.write_line(
-            f"torch is not installed: left out the torch tests ({', '.join(sorted(_left_out))})"
-            " and notebook 10; pip install -e '.[torch]' to run them", yellow=True, bold=True)
+        parts.append(f"the torch tests ({', '.join(sorted(_left_out))}) and notebook 10, "
+                     "as torch is not installed (pip install -e '.[torch]')")
     if _slides_left_out:
-        terminalreporter.write_line(
-            f"{NO_SLIDES_BROWSER}: left out the slides' browser test "
-            f"({', '.join(sorted(_slides_left_out))})", yellow=True, bold=True)
+        parts.append(f"the slides' browser tests ({', '.join(sorted(_slides_left_out))}), as "
+                     f"{NO_SLIDES_BROWSER}")
+    if parts:
+        terminalreporter.write_line("left out: " + "; ".join(parts), yellow=True, bold=True)
