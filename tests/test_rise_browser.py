@@ -45,7 +45,7 @@ KNOWN_ERRORS = (
 # drawn (not in a fragment still hidden) gets a probe number; returns the new ones with their tag.
 _MARK_JS = r"""
 (start) => {
-  const cjk = /[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]/;
+  const cjk = /CJK_CLASS/;
   const slide = document.querySelector(".reveal .slides section.present");
   const found = [];
   let n = start;
@@ -59,7 +59,7 @@ _MARK_JS = r"""
   }
   return found;
 }
-"""
+""".replace("CJK_CLASS", inspect_decks.CJK_CLASS)
 
 # Where the deck is: the slide number ("5 / 45") and how many fragments are shown.
 _PLACE_JS = """
@@ -146,11 +146,8 @@ def deck(lab, tmp_path_factory):
         cdp.send("CSS.enable")
         for _ in range(MAX_STEPS):
             for n, tag, text in page.evaluate(_MARK_JS, len(seen["cjk"])):
-                root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-                node = cdp.send("DOM.querySelector",
-                                {"nodeId": root, "selector": f'[data-cjk="{n}"]'})["nodeId"]
-                fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
-                seen["cjk"].append((tag, text, sorted(f["familyName"] for f in fonts)))
+                fonts = inspect_decks.drawn_with(cdp, f'[data-cjk="{n}"]')
+                seen["cjk"].append((tag, text, fonts))
             seen["notes_shown"] += page.evaluate(_NOTES_SHOWN_JS)
             place = page.evaluate(_PLACE_JS)
             page.keyboard.press("Space")

@@ -14,18 +14,17 @@ the noto-cjk-sans-otc wheel on PyPI or Debian's fonts-noto-cjk package.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "slides"))
+from inspect_decks import CJK  # noqa: E402  (the characters the decks give to this font)
+
 OUT = ROOT / "minitf" / "fonts" / "minitf-cjk.otf"
 FAMILY = "minitf CJK"
 PS_NAME = "minitfCJK-Regular"
 
-# CJK punctuation and radicals, ideographs (extension A, unified, compatibility), full-width
-# forms: the ranges the slides' @font-face gives to this font (unicode-range).
-CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # Numerals a number-to-Chinese task may use beyond what the notebooks print today.
 EXTRA = "〇两亿"
 
@@ -61,12 +60,10 @@ def used_chars(root=ROOT):
     return found
 
 
-def charset():
+def charset(used):
+    """GB2312's punctuation, full-width forms and level-1 hanzi, EXTRA and `used`."""
     # Row 1: CJK punctuation, row 3: full-width ASCII, rows 16-55: level-1 hanzi.
-    chars = gb2312_rows([1, 3, *range(16, 56)])
-    chars |= set(EXTRA)
-    chars |= set(used_chars())
-    return sorted(chars)
+    return sorted(gb2312_rows([1, 3, *range(16, 56)]) | set(EXTRA) | set(used))
 
 
 def main(source, face=2):
@@ -83,13 +80,14 @@ def main(source, face=2):
     options.name_IDs = [0, 1, 2, 3, 4, 5, 6, 13, 14]  # keep copyright and licence entries
     options.name_languages = [0x409]
     options.notdef_outline = True
-    chars = charset()
+    used = used_chars()
+    chars = charset(used)
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=[ord(c) for c in chars])
     subsetter.subset(font)
     missing = [c for c in chars if ord(c) not in font.getBestCmap()]
     # GB2312 row 1 has a few symbols Noto's SC face maps elsewhere; a notebook's must be there.
-    lost = sorted(set(missing) & set(used_chars()))
+    lost = sorted(set(missing) & set(used))
     if lost:
         sys.exit(f"{source} has no glyph for {''.join(lost)}, which the notebooks use")
 

@@ -19,7 +19,11 @@ from pathlib import Path
 
 MIN_SCALE = 0.8
 WIDTH, HEIGHT = 1280, 720
-CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# CJK punctuation and radicals, ideographs (extension A, unified, compatibility), full-width
+# forms: the ranges the decks' @font-face gives to the shipped font (unicode-range). Written
+# with \u escapes so the same text is a Python and a JavaScript character class.
+CJK_CLASS = r"[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+CJK = re.compile(CJK_CLASS)
 
 
 def chromium_path():
@@ -63,7 +67,7 @@ _SLIDE_JS = r"""
 (probe) => {
   const slide = Reveal.getCurrentSlide();
   const heading = slide.querySelector("h1, h2, h3, h4");
-  const cjk = /[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]/;
+  const cjk = /CJK_CLASS/;
   const details = Array.from(slide.querySelectorAll("details")).filter(d =>
     d.open || Array.from(d.children).some(c => c.tagName !== "SUMMARY"
                                            && c.checkVisibility()));
@@ -88,7 +92,7 @@ _SLIDE_JS = r"""
     blocks: blocks,
   };
 }
-"""
+""".replace("CJK_CLASS", CJK_CLASS)
 
 _SETTLE_JS = """
 () => new Promise(resolve => {
@@ -96,6 +100,15 @@ _SETTLE_JS = """
   if (window.MathJax && MathJax.Hub) { MathJax.Hub.Queue(done); } else { done(); }
 })
 """
+
+
+def drawn_with(cdp, selector):
+    """The font families Chromium drew the text of the element at `selector` with, asked
+    through a CDP session with DOM and CSS enabled."""
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    return sorted(f["familyName"] for f in cdp.send("CSS.getPlatformFontsForNode",
+                                                    {"nodeId": node})["fonts"])
 
 
 class Browser:
@@ -151,14 +164,8 @@ class Browser:
 
     def _fonts(self, probe, ids):
         """The font families Chromium drew each probed element's own text with."""
-        root = self.cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-        families = set()
-        for i in ids:
-            node = self.cdp.send("DOM.querySelector",
-                                 {"nodeId": root, "selector": f'[{probe}="{i}"]'})["nodeId"]
-            fonts = self.cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
-            families |= {f["familyName"] for f in fonts}
-        return sorted(families)
+        return sorted({family for i in ids
+                       for family in drawn_with(self.cdp, f'[{probe}="{i}"]')})
 
     def slides(self, deck):
         """Show every slide of `deck` in turn; yield a Slide for each."""
