@@ -20,8 +20,11 @@ from pathlib import Path
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 # RISE (jupyterlab-rise) reads these from the notebook's metadata: a 1280x720 deck like the
 # exported one, a slide that is too tall scrolls rather than being cut off, and nothing
-# starts by itself when the notebook opens. notebooks/rise.css sets the sizes and fonts.
+# starts by itself when the notebook opens. The "white" theme uses reveal.js's own fonts;
+# RISE's default theme ("simple") fetches Google fonts, an error offline.
+# notebooks/rise.css sets the sizes and fonts.
 RISE_SETTINGS = {
+    "theme": "white",
     "autolaunch": False,
     "width": 1280,
     "height": 720,
