@@ -262,17 +262,29 @@ def head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
     if w.ndim != 3:
         raise ValueError(f"expected weights of shape (h, L_q, L_k), got {w.shape}; "
                          "pick one batch item first, e.g. weights[0]")
-    use_cjk_font()
     h, L_q, L_k = w.shape
     size = (min(12, h * (0.4 * L_k + 1.2) + 1), min(6, 0.4 * L_q + 1.6))
-    fig, axes = plt.subplots(1, h, figsize=size, layout="constrained", squeeze=False)
-    for head, ax in enumerate(axes[0]):
-        attention_heatmap(w[head], x_labels=x_labels, y_labels=y_labels if head == 0 else None,
-                          ax=ax, colorbar=False, title=f"head {head}", xlabel="",
+    return _heatmap_grid(w[None], x_labels, y_labels, title, size, "head {head}")
+
+
+def _heatmap_grid(w, x_labels, y_labels, title, figsize, panel_title):
+    """Heatmaps of ``w`` ``(rows, h, L_q, L_k)`` in a grid, key labels under the last row and
+    query labels beside the first column, one colour bar; the Figure, closed in pyplot.
+    ``panel_title`` is formatted with ``layer`` and ``head``."""
+    use_cjk_font()
+    rows, h = w.shape[:2]
+    fig, axes = plt.subplots(rows, h, figsize=figsize, layout="constrained", squeeze=False)
+    for layer, head in np.ndindex(rows, h):
+        ax = axes[layer, head]
+        attention_heatmap(w[layer, head], x_labels=x_labels if layer == rows - 1 else None,
+                          y_labels=y_labels if head == 0 else None, ax=ax, colorbar=False,
+                          title=panel_title.format(layer=layer, head=head), xlabel="",
                           ylabel="query" if head == 0 else "")
         if head:
             ax.set_yticks([])
-    fig.colorbar(axes[0, 0].images[0], ax=axes[0], shrink=0.8)
+        if layer < rows - 1:
+            ax.set_xticks([])
+    fig.colorbar(axes[0, 0].images[0], ax=axes, shrink=0.8)
     fig.supxlabel("key", fontsize=10)
     if title:
         fig.suptitle(title)
@@ -295,24 +307,6 @@ def layer_head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
     if w.ndim != 4:
         raise ValueError(f"expected weights of shape (layers, h, L_q, L_k), got {w.shape}; "
                          "stack one (h, L_q, L_k) array per layer")
-    use_cjk_font()
     layers, h, L_q, L_k = w.shape
     size = (min(8.6, h * (0.25 * L_k + 0.6) + 1.0), min(5.0, layers * (0.25 * L_q + 0.6) + 0.6))
-    fig, axes = plt.subplots(layers, h, figsize=size, layout="constrained", squeeze=False)
-    for layer in range(layers):
-        for head in range(h):
-            ax = axes[layer, head]
-            attention_heatmap(w[layer, head], x_labels=x_labels if layer == layers - 1 else None,
-                              y_labels=y_labels if head == 0 else None, ax=ax, colorbar=False,
-                              title=f"layer {layer} head {head}", xlabel="",
-                              ylabel="query" if head == 0 else "")
-            if head:
-                ax.set_yticks([])
-            if layer < layers - 1:
-                ax.set_xticks([])
-    fig.colorbar(axes[0, 0].images[0], ax=axes, shrink=0.8)
-    fig.supxlabel("key", fontsize=10)
-    if title:
-        fig.suptitle(title)
-    plt.close(fig)
-    return fig
+    return _heatmap_grid(w, x_labels, y_labels, title, size, "layer {layer} head {head}")
