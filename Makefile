@@ -31,7 +31,7 @@ ROOT_ARGS = $(if $(filter 0,$(USER_ID)),--allow-root)
 ROOT_NOTE := make lab: you are root (a container or a cloud VM?), so JupyterLab gets --allow-root
 
 # JupyterLab serves the repository root, so the slides' rise.css reaches the shipped Chinese
-# font in minitf/fonts/, and opens its file browser on notebooks/.
+# font in minitf/figures/fonts/, and opens its file browser on notebooks/.
 LAB_DIRS = --ServerApp.root_dir="$(CURDIR)" --FileContentsManager.preferred_dir=notebooks
 lab: $(STAMP)
 	@$(if $(ROOT_ARGS),echo "$(ROOT_NOTE)")

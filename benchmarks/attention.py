@@ -16,8 +16,8 @@ import numpy as np
 from common import machine_line, times_in_turns
 
 from minitf.attention import causal_mask, scaled_dot_product_attention
-from minitf.cost import attention_flops, peak_memory, random_qkv, time_attention
 from minitf.fast import blocked_attention, chunked_attention
+from minitf.figures.cost import attention_flops, peak_memory, random_qkv, time_attention
 
 
 def torch_sdpa():

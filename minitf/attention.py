@@ -35,7 +35,8 @@ def softmax(x, axis=-1):
 
 
 def log_softmax(x):
-    """log softmax(x) along the last axis: x − max − log Σ exp(x − max). Notebook 08 §1."""
+    """log softmax(x) along the last axis: x − max − log Σ exp(x − max). Notebook 07 §2
+    (beam scores); cross_entropy uses it (notebook 08 §1)."""
     x = require_float_array(x, "x")
     row_max = x.max(axis=-1, keepdims=True)
     _refuse_nan_or_posinf(row_max, "the log_softmax input x")

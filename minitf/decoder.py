@@ -37,7 +37,7 @@ class DecoderLayer(Module):
 
         cache: None, or a dict that keeps this layer's keys and values during generation.
         """
-        self._cache = True  # its sub-layers keep what backward needs
+        self.save_for_backward(True)  # its sub-layers keep what backward needs
         y, memory = require_float_array(y, "y"), require_float_array(memory, "memory")
         self_cache = cross_cache = None
         if cache is not None:
@@ -53,7 +53,7 @@ class DecoderLayer(Module):
 
     def backward(self, dout):
         """Returns (dy, d_memory)."""
-        self.saved()
+        self.saved_for_backward()
         if self.norm_first:
             dh = dout + self.norm3.backward(self.ffn.backward(dout))
             d_query, d_memory = self.cross_attn.backward(dh)
@@ -88,14 +88,14 @@ class Decoder(Module):
 
     def forward(self, y, memory, tgt_mask=None, memory_mask=None, cache=None):
         """cache: None, or a list with one dict per layer (see DecoderLayer)."""
-        self._cache = True  # its sub-layers keep what backward needs
+        self.save_for_backward(True)  # its sub-layers keep what backward needs
         for i, layer in enumerate(self.layers):
             y = layer(y, memory, tgt_mask, memory_mask, None if cache is None else cache[i])
         return self.norm(y) if self.norm_first else y
 
     def backward(self, dout):
         """Returns (dy, d_memory); d_memory sums every layer's cross-attention gradient."""
-        self.saved()
+        self.saved_for_backward()
         if self.norm_first:
             dout = self.norm.backward(dout)
         d_memory = 0

@@ -32,7 +32,7 @@ class EncoderLayer(Module):
 
     def forward(self, x, mask=None):
         """x (B, L, d_model) -> (B, L, d_model); mask broadcastable to (B, h, L, L)."""
-        self._cache = True  # its sub-layers keep what backward needs
+        self.save_for_backward(True)  # its sub-layers keep what backward needs
         if self.norm_first:
             x = x + self.self_attn(self.norm1(x), mask=mask)
             return x + self.ffn(self.norm2(x))
@@ -40,7 +40,7 @@ class EncoderLayer(Module):
         return self.norm2(x + self.ffn(x))
 
     def backward(self, dout):
-        self.saved()
+        self.saved_for_backward()
         if self.norm_first:
             dh = dout + self.norm2.backward(self.ffn.backward(dout))
             return dh + self.norm1.backward(self.self_attn.backward(dh))
@@ -70,13 +70,13 @@ class Encoder(Module):
         self.norm_first = norm_first
 
     def forward(self, x, mask=None):
-        self._cache = True  # its sub-layers keep what backward needs
+        self.save_for_backward(True)  # its sub-layers keep what backward needs
         for layer in self.layers:
             x = layer(x, mask=mask)
         return self.norm(x) if self.norm_first else x
 
     def backward(self, dout):
-        self.saved()
+        self.saved_for_backward()
         if self.norm_first:
             dout = self.norm.backward(dout)
         for layer in reversed(list(self.layers)):

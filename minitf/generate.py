@@ -15,22 +15,17 @@ Built in notebook 07.
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
-from .module import as_rng
-from .tasks import BOS_ID, EOS_ID, PAD_ID
+from .model import Transformer
+from .module import as_rng, no_grad
+from .tokens import BOS_ID, EOS_ID, PAD_ID, pad
 from .validation import (
     require_bool,
     require_float_array,
+    require_instance,
     require_int,
     require_real,
+    require_token_ids,
 )
-
-
-def _check_src(src):
-    src = np.asarray(src)
-    if src.ndim != 2 or not np.issubdtype(src.dtype, np.integer):
-        raise ValueError(f"src must be a 2-D integer array of token ids (B, L_s), got "
-                         f"shape {src.shape} and dtype {src.dtype}")
-    return src
 
 
 def _check_max_len(model, max_len):
@@ -53,7 +48,7 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
     if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
         raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
-    src = _check_src(src)
+    src = require_token_ids(src, name="src", ndim=2)
     _check_max_len(model, max_len)
     require_int(bos_id, "bos_id", low=0)
     if eos_id is not None:
@@ -83,6 +78,11 @@ def _next_logits(model, prefix, memory, memory_mask, cache):
 
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
+    with no_grad(model):  # nothing is kept for a backward
+        return _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose)
+
+
+def _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose):
     memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
     B = memory.shape[0]
     cache = model.new_cache() if use_cache else None
@@ -195,14 +195,6 @@ def _reorder_cache(cache, index):
                 entry[name] = value[index]
 
 
-def _pad_rows(rows):
-    """A list of 1-D id arrays -> (len(rows), longest) int64, <pad> after each."""
-    out = np.full((len(rows), max(map(len, rows), default=0)), PAD_ID, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, :len(row)] = row
-    return out
-
-
 def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=BOS_ID,
                 eos_id=EOS_ID, use_cache=True, return_all=False):
     """src (B, L_s) ids -> (B, T) ids: the best of beam_size hypotheses per source row.
@@ -221,6 +213,12 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     K = require_int(beam_size, "beam_size", low=1)
     alpha = require_real(length_penalty, "length_penalty", low=0)
     require_bool(return_all, "return_all")
+    with no_grad(model):  # nothing is kept for a backward
+        return _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache,
+                            return_all)
+
+
+def _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache, return_all):
     memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache, copies=K)
     B = memory.shape[0] // K
     cache = model.new_cache() if use_cache else None
@@ -256,5 +254,14 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     ranked = [sorted(((ids, float(logp) / _length_penalty(len(ids), alpha))
                       for ids, logp in row), key=lambda hyp: -hyp[1])
               for row in finished]
-    out = _pad_rows([row[0][0] for row in ranked])
+    out = pad([row[0][0] for row in ranked])
     return (out, ranked) if return_all else out
+
+
+def translate_ids(model, src, beam_size=1):
+    """src (B, L_s) ids -> (B, T) target ids, without <bos>: greedy decoding, or beam search
+    when beam_size > 1, up to the model's max_len. Notebook 08 §6."""
+    require_instance(model, Transformer, "model")
+    if require_int(beam_size, "beam_size", low=1) == 1:
+        return greedy_decode(model, src, max_len=model.max_len)
+    return beam_search(model, src, beam_size=beam_size, max_len=model.max_len)

@@ -5,6 +5,8 @@
 
 import numpy as np
 
+from .module import no_grad
+
 
 def numerical_gradient(f, x, eps=1e-5, indices=None):
     """Central-difference gradient of the scalar f() with respect to the array x (changed in
@@ -46,13 +48,16 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     """
     rng = np.random.default_rng(rng)
     forward = forward or module.forward
-    out = forward(*inputs)
+    with no_grad(module):
+        out = forward(*inputs)
     weights = rng.standard_normal(out.shape)
 
     def loss():
-        return float(np.sum(forward(*inputs) * weights))
+        with no_grad(module):  # many forwards, no backward: nothing to keep
+            return float(np.sum(forward(*inputs) * weights))
 
     module.zero_grad()
+    module.forget_forwards()  # a new computation: calls made before this one do not count
     forward(*inputs)
     d_inputs = module.backward(weights)
     if not isinstance(d_inputs, tuple):

@@ -20,7 +20,7 @@ from .validation import (
 
 def glorot_uniform(rng, d_in, d_out, dtype):
     """Glorot/Xavier uniform initialisation, U(±√(6 / (d_in + d_out))), shape (d_in, d_out).
-    Used by every layer with weights (notebook 03)."""
+    Used by every layer with weights; no notebook calls it by name."""
     rng = require_instance(rng, np.random.Generator, "rng")
     d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
     dtype = require_float_dtype(dtype)
@@ -54,11 +54,11 @@ class Linear(Module):
     def forward(self, x):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_in, "x", what="d_in")
-        self._cache = x
+        self.save_for_backward(x)
         return _matmul_rows(x, self.W) + self.b
 
     def backward(self, dout):
-        x2 = self.saved().reshape(-1, self.d_in)
+        x2 = self.saved_for_backward().reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
@@ -83,12 +83,12 @@ class Embedding(Module):
 
     def forward(self, tokens):
         tokens = require_token_ids(tokens, self.vocab_size)
-        self._cache = tokens
+        self.save_for_backward(tokens)
         return self.weight[tokens]
 
     def backward(self, dout):
         """Token ids have no gradient: returns None, accumulates into grads["weight"]."""
-        tokens = self.saved().reshape(-1)  # (N,)
+        tokens = self.saved_for_backward().reshape(-1)  # (N,)
         rows = dout.reshape(-1, self.d_model)  # (N, d_model)
         if tokens.size * self.vocab_size > _ONE_HOT_LIMIT:
             np.add.at(self.grads["weight"], tokens, rows)  # each row into its token's row
@@ -124,11 +124,11 @@ class LayerNorm(Module):
             raise ValueError("x contains NaN or inf")
         inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
         x_hat = centered * inv_std
-        self._cache = (x_hat, inv_std)
+        self.save_for_backward((x_hat, inv_std))
         return self.gamma * x_hat + self.beta
 
     def backward(self, dout):
-        x_hat, inv_std = self.saved()
+        x_hat, inv_std = self.saved_for_backward()
         self.grads["gamma"] += np.sum(dout * x_hat, axis=tuple(range(dout.ndim - 1)))
         self.grads["beta"] += np.sum(dout, axis=tuple(range(dout.ndim - 1)))
         d_x_hat = dout * self.gamma
@@ -153,14 +153,15 @@ class Dropout(Module):
     def forward(self, x):
         x = require_float_array(x, "x")
         if not self.training or self.p == 0:
-            self._cache = np.ones((), dtype=x.dtype)  # backward passes dout straight through
+            self.save_for_backward(np.ones((), dtype=x.dtype))  # backward passes dout through
             return x
         keep = self.rng.random(x.shape) >= self.p
-        self._cache = keep / x.dtype.type(1 - self.p)  # (…) 0 or 1/(1 − p)
-        return x * self._cache
+        scale = keep / x.dtype.type(1 - self.p)  # (…) 0 or 1/(1 − p)
+        self.save_for_backward(scale)
+        return x * scale
 
     def backward(self, dout):
-        return dout * self.saved()
+        return dout * self.saved_for_backward()
 
 
 def relu(x):
@@ -169,7 +170,7 @@ def relu(x):
 
 
 def relu_backward(dout, x):
-    """dL/dx of relu given dL/d(relu(x)) and x (notebook 08 §3)."""
+    """dL/dx of relu given dL/d(relu(x)) and x; notebook 10 compares it with autograd."""
     return dout * (x > 0)
 
 
@@ -185,7 +186,8 @@ def gelu(x):
 
 
 def gelu_backward(dout, x):
-    """dL/dx of gelu given dL/d(gelu(x)) and x (notebook 08 §3)."""
+    """dL/dx of gelu given dL/d(gelu(x)) and x; FeedForward.backward uses it. No notebook
+    calls it by name."""
     c = x.dtype.type(_GELU_C)
     t = np.tanh(c * (x + x.dtype.type(0.044715) * x**3))
     dt = (1 - t * t) * c * (1 + x.dtype.type(3 * 0.044715) * x * x)
@@ -219,11 +221,11 @@ class FeedForward(Module):
         act, _ = ACTIVATIONS[self.activation]
         pre = _matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
         hidden = act(pre)
-        self._cache = (x, pre, hidden)
+        self.save_for_backward((x, pre, hidden))
         return _matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
 
     def backward(self, dout):
-        x, pre, hidden = self.saved()
+        x, pre, hidden = self.saved_for_backward()
         _, act_backward = ACTIVATIONS[self.activation]
         dout2 = dout.reshape(-1, self.d_model)
         self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2

@@ -10,18 +10,19 @@ import numpy as np
 from .attention import causal_mask, padding_mask
 from .decoder import Decoder
 from .encoder import Encoder
-from .layers import ACTIVATIONS, Embedding, Linear
+from .layers import ACTIVATIONS, Linear
 from .module import Module, as_rng
-from .positional import sinusoidal_encoding
-from .tasks import PAD_ID
-from .validation import require_bool, require_float_dtype, require_sizes
+from .positional import EmbeddingWithPositions
+from .tokens import PAD_ID
+from .validation import require_bool, require_float_dtype, require_sizes, require_token_ids
 
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig:
     """Everything that fixes a Transformer's shape: the constructor's arguments, in one place.
-    A checkpoint stores it; `Transformer.from_config` builds from it.
-    Notebook 06 §6; the translator's is `minitf.train.TRANSLATOR_CONFIG` (notebook 08 §6)."""
+    The defaults are stated here only. A checkpoint stores it; `Transformer.from_config`
+    builds from it; the translator's is `minitf.translator.TRANSLATOR_CONFIG`. No notebook
+    names it: notebooks build models with Transformer(...) or from TRANSLATOR_CONFIG."""
 
     src_vocab_size: int
     tgt_vocab_size: int
@@ -47,49 +48,50 @@ class TransformerConfig:
 
 
 class Transformer(Module):
-    """The encoder-decoder Transformer. Assembled in notebook 06 §6, trained in notebook 08."""
+    """The encoder-decoder Transformer. Assembled in notebook 06 §6, trained in notebook 08.
 
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=64, num_heads=4, num_layers=2,
-                 d_ff=256, max_len=64, norm_first=False, activation="relu", *,
-                 dtype=np.float32, rng=None):
+    Transformer(src_vocab_size, tgt_vocab_size, d_model=64, num_heads=4, num_layers=2,
+    d_ff=256, max_len=64, norm_first=False, activation="relu", *, dtype, rng): the shape
+    arguments are TransformerConfig's fields, with its defaults (`from_config` takes one).
+    """
+
+    def __init__(self, src_vocab_size, tgt_vocab_size, *shape, dtype=np.float32, rng=None,
+                 **shape_by_name):
         super().__init__()
-        self.config = TransformerConfig(src_vocab_size, tgt_vocab_size, d_model, num_heads,
-                                        num_layers, d_ff, max_len, norm_first, activation)
-        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
+        self.config = c = TransformerConfig(src_vocab_size, tgt_vocab_size, *shape,
+                                            **shape_by_name)
+        self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
         rng = as_rng(rng)
-        layer_args = (num_layers, d_model, num_heads, d_ff, norm_first, activation)
-        self.src_embed = Embedding(src_vocab_size, d_model, dtype=dtype, rng=rng)
-        self.tgt_embed = Embedding(tgt_vocab_size, d_model, dtype=dtype, rng=rng)
+        layer_args = (c.num_layers, c.d_model, c.num_heads, c.d_ff, c.norm_first, c.activation)
+        self.src_embed = EmbeddingWithPositions(c.src_vocab_size, c.d_model, c.max_len,
+                                                dtype=dtype, rng=rng)
+        self.tgt_embed = EmbeddingWithPositions(c.tgt_vocab_size, c.d_model, c.max_len,
+                                                dtype=dtype, rng=rng)
         self.encoder = Encoder(*layer_args, dtype=dtype, rng=rng)
         self.decoder = Decoder(*layer_args, dtype=dtype, rng=rng)
-        self.generator = Linear(d_model, tgt_vocab_size, dtype=dtype, rng=rng)
-        self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table, not a parameter
+        self.generator = Linear(c.d_model, c.tgt_vocab_size, dtype=dtype, rng=rng)
 
     @classmethod
     def from_config(cls, config, *, dtype=np.float32, rng=None):
         """A new model of the shape `config` (a TransformerConfig) describes."""
         return cls(**dataclasses.asdict(config), dtype=dtype, rng=rng)
 
+    @property
+    def pe(self):
+        """The sinusoidal table (max_len, d_model) both embeddings add."""
+        return self.src_embed.pe
+
     def _check_tokens(self, tokens, name, start=0):
-        tokens = np.asarray(tokens)
-        if not np.issubdtype(tokens.dtype, np.integer):
-            raise ValueError(f"{name} must be an integer array of token ids, "
-                             f"got dtype {tokens.dtype}")
-        if tokens.ndim != 2:
-            raise ValueError(f"{name} must have shape (B, L), got shape {tokens.shape}")
+        tokens = require_token_ids(tokens, name=name, ndim=2)
         if start + tokens.shape[1] > self.max_len:
             raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
                              f"max_len={self.max_len}")
         return tokens
 
-    def _embed(self, embedding, tokens, start=0):
-        scale = self.dtype.type(np.sqrt(self.d_model))
-        return embedding(tokens) * scale + self.pe[start:start + tokens.shape[1]]
-
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
         src = self._check_tokens(src, "src")
-        return self.encoder(self._embed(self.src_embed, src), mask=padding_mask(src, PAD_ID))
+        return self.encoder(self.src_embed(src), mask=padding_mask(src, PAD_ID))
 
     def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
         """tgt_in (B, L_t) ids, memory (B, L_s, d_model) -> logits (B, L_t, tgt_vocab_size).
@@ -107,7 +109,7 @@ class Transformer(Module):
             tgt_mask = None  # one new token may see every cached position
         else:
             tgt_mask = np.tril(np.ones((L, start + L), dtype=bool), k=start)
-        y = self.decoder(self._embed(self.tgt_embed, tgt_in, start), memory,
+        y = self.decoder(self.tgt_embed(tgt_in, start), memory,
                          tgt_mask, memory_mask, cache)
         return self.generator(y)
 
@@ -117,7 +119,7 @@ class Transformer(Module):
 
     def forward(self, src, tgt_in):
         """src (B, L_s), tgt_in (B, L_t) ids -> logits (B, L_t, tgt_vocab_size)."""
-        self._cache = True  # its sub-layers keep what backward needs
+        self.save_for_backward(True)  # its sub-layers keep what backward needs
         src = self._check_tokens(src, "src")
         tgt_in = self._check_tokens(tgt_in, "tgt_in")
         if src.shape[0] != tgt_in.shape[0]:
@@ -128,9 +130,8 @@ class Transformer(Module):
 
     def backward(self, dlogits):
         """Fills every parameter gradient from dL/dlogits (B, L_t, V); returns None."""
-        self.saved()
-        scale = self.dtype.type(np.sqrt(self.d_model))
+        self.saved_for_backward()
         dy, d_memory = self.decoder.backward(self.generator.backward(dlogits))
-        self.tgt_embed.backward(dy * scale)
-        self.src_embed.backward(self.encoder.backward(d_memory) * scale)
+        self.tgt_embed.backward(dy)
+        self.src_embed.backward(self.encoder.backward(d_memory))
         return None

@@ -3,12 +3,21 @@ Met in notebook 03 (minitf's MultiHeadAttention, the first layer with parameters
 every layer after it; its backward is the subject of notebook 08 §3.
 
 A Module keeps its own arrays in `params` (with matching zero-initialised `grads`) and its
-sub-modules as attributes. `forward` caches what `backward` needs; `backward(dout)` returns
-the gradient of each array input of the last `forward` (one array for one input, a tuple for
-several, None for token ids) and adds parameter gradients into `grads` (so gradients from
-several calls accumulate until `zero_grad()`). The names follow PyTorch's where the concept
-is the same: `named_parameters()`, `named_children()`, `state_dict()`, `load_state_dict()`.
+sub-modules as attributes. `forward` saves what `backward` needs (`save_for_backward`);
+`backward(dout)` returns the gradient of each array input of that `forward` (one array for
+one input, a tuple for several, None for token ids) and adds parameter gradients into `grads`
+(so gradients from several forward-backward pairs accumulate until `zero_grad()`).
+
+One forward, one backward: a layer called on two different inputs before one `backward`
+(`lin(x1) + lin(x2)`) keeps only the second call's inputs, so its backward refuses instead of
+returning half the gradient. Calls that need no gradient (looking at outputs, generating) run
+under `with no_grad(model):`, which saves nothing and counts nothing; calling again on the
+same inputs (a cell run twice) is not a second use.
+The names follow PyTorch's where the concept is the same: `named_parameters()`,
+`named_children()`, `state_dict()`, `load_state_dict()`, `train()`, `eval()`.
 """
+
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -17,7 +26,7 @@ from .validation import FLOAT_DTYPES
 
 def as_rng(rng):
     """An np.random.Generator from a Generator, an int seed, or None (fresh, unseeded).
-    Every constructor takes `rng` this way (notebook 03)."""
+    Every constructor takes `rng` this way; no notebook calls it by name."""
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (int, np.integer)):
@@ -27,14 +36,45 @@ def as_rng(rng):
     )
 
 
+def _same(a, b):
+    """True when two saved values hold equal arrays (tuples compared item by item)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.shape == b.shape and np.array_equal(a, b))
+    return a is b or a == b
+
+
+@contextmanager
+def no_grad(model):
+    """`with no_grad(model):` runs the block with nothing kept for backward by `model` and the
+    modules below it (as torch.no_grad), then restores them. Generation and gradient checks
+    use it; notebook 10 compares it with torch.no_grad."""
+    if not isinstance(model, Module):  # a stand-in for a model: nothing to switch
+        yield model
+        return
+    modules = [model, *model.modules()]
+    before = [m._keeps for m in modules]
+    for m in modules:
+        object.__setattr__(m, "_keeps", False)
+    try:
+        yield model
+    finally:
+        for m, keeps in zip(modules, before):
+            object.__setattr__(m, "_keeps", keeps)
+
+
 class Module:
-    """The base of every layer (see the module docstring). Notebook 03, notebook 08 §3."""
+    """The base of every layer (see the module docstring). Notebook 08 §3 writes one."""
 
     def __init__(self):
         object.__setattr__(self, "params", {})
         object.__setattr__(self, "grads", {})
         object.__setattr__(self, "_children", {})
-        object.__setattr__(self, "_cache", None)
+        object.__setattr__(self, "_saved", None)  # what the last forward kept for backward
+        object.__setattr__(self, "_forwards", 0)  # forwards since that backward
+        object.__setattr__(self, "_keeps", True)  # False inside no_grad
         object.__setattr__(self, "training", True)
 
     # Parameters are read as attributes (`self.W`) and live in `params`.
@@ -69,12 +109,41 @@ class Module:
     def backward(self, dout):
         raise NotImplementedError
 
-    def saved(self):
-        """What the last forward kept for backward; a clear error if there was none."""
-        if self._cache is None:
-            raise RuntimeError(f"{type(self).__name__}.backward() was called before forward(): "
-                               "run forward first, it keeps what backward needs")
-        return self._cache
+    def save_for_backward(self, value):
+        """Called by forward: keep `value` for backward; inside no_grad nothing is kept. A call
+        that saves the same values as the unread last one (a cell run again) does not count
+        as a second use."""
+        if not self._keeps:
+            return
+        if not (self._forwards and _same(value, self._saved)):
+            self._saved, self._forwards = value, self._forwards + 1
+
+    def forget_forwards(self):
+        """Drop what earlier forwards kept, here and below, so the next forward starts a new
+        computation (the training loop and the gradient checks call it first). Returns the
+        module."""
+        for m in [self, *self.modules()]:
+            object.__setattr__(m, "_saved", None)
+            object.__setattr__(m, "_forwards", 0)
+        return self
+
+    def saved_for_backward(self):
+        """Called by backward: what the forward kept; a clear error if there is no single
+        forward to differentiate."""
+        name = type(self).__name__
+        if self._saved is None:
+            raise RuntimeError(f"{name}.backward() was called before forward() (or after a "
+                               "forward under no_grad, which keeps nothing): run forward first, "
+                               "it keeps what backward needs")
+        if self._forwards > 1:
+            raise RuntimeError(
+                f"{name} was called {self._forwards} times before this backward, but it keeps "
+                "only the last call's inputs, so backward would return the gradient of that "
+                "call alone. Use one layer per call, or run backward after each forward; if the "
+                "earlier call was only to look at its output, make it under `with "
+                "no_grad(model):`, or call forget_forwards() before the forward you train")
+        self._forwards = 0
+        return self._saved
 
     def train(self, mode=True):
         """Training mode (the default) for this module and every module below it; only
@@ -97,6 +166,12 @@ class Module:
     def children(self):
         """The direct sub-modules, in the order they were set."""
         yield from self._children.values()
+
+    def modules(self):
+        """Every sub-module below this one, depth first (not this one)."""
+        for child in self.children():
+            yield child
+            yield from child.modules()
 
     def named_parameters(self, prefix=""):
         """(dotted name, array) for every parameter of this module and below."""
@@ -152,7 +227,8 @@ class Module:
 
 
 class ModuleList(Module):
-    """An ordered list of modules, named "0", "1", … in the state dict. Notebook 05 §6."""
+    """An ordered list of modules, named "0", "1", … in the state dict; Encoder and Decoder
+    keep their layers in one. No notebook uses it by name."""
 
     def __init__(self, modules):
         super().__init__()

@@ -9,6 +9,7 @@ Built in notebook 04.
 
 import numpy as np
 
+from .layers import Embedding
 from .module import Module, as_rng
 from .validation import (
     require_float_array,
@@ -47,7 +48,7 @@ def _check_positions(x, start, max_len):
 
 class SinusoidalPositionalEncoding(Module):
     """x (..., L, d_model) -> x + PE[start:start+L]. No parameters.
-    Notebook 04, "The sinusoidal encoding"."""
+    No notebook uses it by name: notebook 04 adds the table itself."""
 
     def __init__(self, max_len, d_model, *, dtype=np.float32):
         super().__init__()
@@ -80,13 +81,42 @@ class LearnedPositionalEmbedding(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         _check_positions(x, start, self.max_len)
-        self._cache = (start, x.shape[-2], x.ndim)
+        self.save_for_backward((start, x.shape[-2], x.ndim))
         return x + self.weight[start:start + x.shape[-2]]
 
     def backward(self, dout):
-        start, length, ndim = self.saved()
+        start, length, ndim = self.saved_for_backward()
         self.grads["weight"][start:start + length] += dout.sum(axis=tuple(range(ndim - 2)))
         return dout
+
+
+class EmbeddingWithPositions(Embedding):
+    """tokens (B, L) ids, start -> (B, L, d_model): the model's input,
+
+        x = weight[tokens] · √d_model + PE[start : start + L],
+
+    a token's vector scaled up to the size of the sinusoidal encoding, plus that encoding.
+    Parameters as Embedding's (`weight`); `pe` is a fixed table, not a parameter. Every model
+    of the course starts with it (`model.src_embed`, `model.tgt_embed`); notebook 06 §6
+    writes out what it computes. No notebook uses it by name.
+    """
+
+    def __init__(self, vocab_size, d_model, max_len, *, dtype=np.float32, rng=None):
+        super().__init__(vocab_size, d_model, dtype=dtype, rng=rng)
+        self.max_len = require_int(max_len, "max_len", low=1)
+        self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # (max_len, d_model)
+        self.scale = self.pe.dtype.type(np.sqrt(d_model))
+
+    def forward(self, tokens, start=0):
+        start = require_int(start, "start", low=0)
+        length = np.shape(tokens)[-1] if np.ndim(tokens) else 0
+        if start + length > self.max_len:
+            raise ValueError(f"tokens reach position {start + length}, longer than "
+                             f"max_len={self.max_len}")
+        return super().forward(tokens) * self.scale + self.pe[start:start + length]
+
+    def backward(self, dout):
+        return super().backward(dout * self.scale)
 
 
 def rope(x, positions=None, base=10000.0):

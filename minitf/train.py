@@ -1,6 +1,6 @@
 """Training (训练): cross-entropy, Adam with the paper's warm-up, gradient clipping, and the
-training loop for the number translator. Built in notebook 08; checkpoints are in
-`minitf.checkpoint`.
+loop that puts them together for any model and task. Built in notebook 08; the number task's
+batches and evaluation are in `minitf.tasks.numbers`, the translator's run in `minitf.translator`.
 
     loss = −(1/N) Σ_t Σ_v q_t(v) log softmax(z_t)(v),   q_t = (1 − ε) onehot(y_t) + ε / V
 
@@ -10,17 +10,13 @@ over the N target tokens that are not padding (ε is the label smoothing);
 
 import dataclasses
 import math
-import sys
 import time
 
 import numpy as np
 
-from . import tasks
 from .attention import log_softmax
-from .generate import beam_search, greedy_decode
-from .model import Transformer, TransformerConfig
-from .module import Module
-from .tasks import PAD_ID
+from .module import Module, as_rng
+from .tokens import PAD_ID
 from .validation import (
     require_float_array,
     require_instance,
@@ -29,16 +25,12 @@ from .validation import (
     require_real,
 )
 
-# The shipped translator's shape: small enough to train in seconds on one core.
-TRANSLATOR_CONFIG = TransformerConfig(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB),
-                                      d_model=64, num_heads=4, num_layers=2, d_ff=128,
-                                      max_len=16)
-
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """How `train` trains: the optimiser steps, the batch, the schedule and the loss.
-    Notebook 08 §6."""
+    The defaults are the translator's. No notebook names it: notebook 08 §6 passes its fields
+    as keywords (steps, warmup, …)."""
 
     steps: int = 400
     batch_size: int = 64
@@ -46,7 +38,6 @@ class TrainConfig:
     lr_scale: float = 0.25
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
-    by_shape: float = 0.5  # the share of training numbers drawn shape by shape (see _Batches)
     cooldown: float = 0.25  # the share of steps at the end over which lr falls to 0
 
     def __post_init__(self):
@@ -55,7 +46,6 @@ class TrainConfig:
         require_real(self.lr_scale, "lr_scale", low=0, low_open=True)
         require_real(self.label_smoothing, "label_smoothing", 0, 1, high_open=True)
         require_real(self.clip_norm, "clip_norm", low=0)
-        require_real(self.by_shape, "by_shape", 0, 1)
         require_real(self.cooldown, "cooldown", 0, 1)
 
 
@@ -132,7 +122,7 @@ def cooldown_factor(step, steps, share):
 
 def global_norm(model):
     """√(Σ grad²) over every gradient of the model.
-    Notebook 08 §6 (gradient clipping)."""
+    clip_grad_norm uses it; no notebook calls it by name."""
     require_instance(model, Module, "model")
     return math.sqrt(sum(float(np.vdot(g, g)) for _, g in model.named_grads()))
 
@@ -192,169 +182,80 @@ class Adam:
             p -= f(self.lr) * m_hat / (np.sqrt(v_hat) + f(self.eps))
 
 
-def new_model(seed=0, **changes):
-    """A fresh translator for the number task: TRANSLATOR_CONFIG with `changes` applied.
-    Notebook 08 §6."""
-    return Transformer.from_config(dataclasses.replace(TRANSLATOR_CONFIG, **changes), rng=seed)
+def report_line(report, steps, eval_name="held-out"):
+    """One progress line: `step 100/400  loss 0.8123  held-out  97.0%  41,203 tok/s`.
+    `report` is one entry of train's history (a dict). The command line and the torch engine
+    print it; no notebook does."""
+    accuracy = report["accuracy"]
+    exact = "   --  " if accuracy is None else f"{accuracy:6.1%}"
+    return (f"step {report['step']:>{len(str(steps))}}/{steps}  loss {report['loss']:.4f}  "
+            f"{eval_name} {exact}  {report['tokens_per_s']:,.0f} tok/s")
 
 
-def translate_ids(model, src, beam_size=1):
-    """src (B, L_s) ids -> (B, T) target ids, without <bos>.
-    Notebook 08 §6."""
-    require_instance(model, Transformer, "model")
-    if require_int(beam_size, "beam_size", low=1) == 1:
-        return greedy_decode(model, src, max_len=model.max_len)
-    return beam_search(model, src, beam_size=beam_size, max_len=model.max_len)
-
-
-def exact_match(model, numbers, batch_size=500, beam_size=1):
-    """Fraction of `numbers` whose greedy (or beam) translation equals tasks.chinese(n).
-    Notebook 08 §6."""
-    require_instance(model, Transformer, "model")
-    numbers = require_int_array(numbers, "numbers")
-    batch_size = require_int(batch_size, "batch_size", low=1)
-    if numbers.ndim != 1 or numbers.size == 0:
-        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
-                         f"{numbers.shape}: an accuracy over no numbers means nothing")
-    correct = 0
-    for i in range(0, len(numbers), batch_size):
-        chunk = numbers[i:i + batch_size]
-        src, _, _ = tasks.make_batch(chunk)
-        out = translate_ids(model, src, beam_size)
-        correct += sum(tasks.decode_target(row) == tasks.chinese(int(n))
-                       for row, n in zip(out, chunk))
-    return correct / len(numbers)
-
-
-def number_shape(n):
-    """The shape of a number: its digits with every nonzero one written x, and teens marked,
-    because Chinese writes them differently (十二, not 一十二): 7 -> 'x', 40 -> 'x0',
-    12 -> 'xx teen', 1005 -> 'x00x', 0 -> '0'. There are 18 shapes in 0..9999.
-    Notebook 08 §6 (sampling the training numbers)."""
-    n = require_int(n, "n", 0, tasks.MAX_NUMBER)
-    digits = "".join("0" if c == "0" else "x" for c in str(n))
-    return digits + (" teen" if 10 <= n < 20 else "")
-
-
-class _Batches:
-    """Every training pair encoded once; `sample(rng, B)` draws a batch, trimmed of the
-    columns that are padding in every row.
-
-    A uniform draw would rarely show the short numbers people type first: 0..99 are 1% of
-    0..9999 and the round thousands 0.09%. So a share `by_shape` of the draws picks a shape
-    (number_shape) uniformly, then a number of that shape; the rest are uniform.
-    """
-
-    def __init__(self, numbers, by_shape=0.0):
-        self.src, self.tgt_in, self.tgt_out = tasks.make_batch(numbers)
-        self.src_len = (self.src != PAD_ID).sum(axis=1)
-        self.tgt_len = (self.tgt_out != PAD_ID).sum(axis=1)
-        shapes = [number_shape(n) for n in np.asarray(numbers).tolist()]
-        _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
-        self.p = ((1 - by_shape) / len(shapes)
-                  + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
-
-    def sample(self, rng, batch_size):
-        rows = rng.choice(len(self.src), size=batch_size, p=self.p)
-        ls, lt = self.src_len[rows].max(), self.tgt_len[rows].max()
-        return self.src[rows, :ls], self.tgt_in[rows, :lt], self.tgt_out[rows, :lt]
-
-
-class _Progress:
-    """A bar redrawn in place on a terminal; elsewhere (notebooks, logs) one line per report."""
-
-    def __init__(self, steps, stream, eval_name):
-        self.steps, self.stream, self.eval_name = steps, stream, eval_name
-        self.tty = getattr(stream, "isatty", lambda: False)()
-        self.drawn, self.width = 0.0, 0
-
-    def _text(self, step, loss, accuracy, tokens_per_s):
-        exact = "   --  " if accuracy is None else f"{accuracy:6.1%}"
-        return (f"step {step:>{len(str(self.steps))}}/{self.steps}  loss {loss:.4f}  "
-                f"{self.eval_name} {exact}  {tokens_per_s:,.0f} tok/s")
-
-    def _bar(self, step, text, end=""):
-        filled = round(20 * step / self.steps)
-        line = f"[{'#' * filled}{'.' * (20 - filled)}] {text}"
-        self.width = max(self.width, len(line))
-        self.stream.write(f"\r{line.ljust(self.width)}{end}")
-        self.stream.flush()
-        self.drawn = time.perf_counter()
-
-    def update(self, step, loss, accuracy, tokens_per_s):
-        """Between reports: redraw the bar on a terminal, at most five times a second."""
-        if self.tty and time.perf_counter() - self.drawn > 0.2:
-            self._bar(step, self._text(step, loss, accuracy, tokens_per_s))
-
-    def report(self, step, loss, accuracy, tokens_per_s, final=False):
-        text = self._text(step, loss, accuracy, tokens_per_s)
-        if self.tty:
-            self._bar(step, text, "\n" if final else "")
-        else:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-
-
-def train(model, config=TrainConfig(), *, seed=0, numbers=None, log_every=100, eval_size=500,
-          max_seconds=None, verbose=True, stream=None, eval_name="held-out", **changes):
-    """Train `model` in place on the number task with teacher forcing; returns the history.
+def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_seconds=None,
+          on_report=None, **changes):
+    """Train `model` in place on `task` with teacher forcing; returns the history.
     The loop of notebook 08 §6.
 
-    config: a TrainConfig; keyword `changes` replace its fields (`train(model, steps=150)`).
-    The learning rate is warmup_schedule × cooldown_factor; the batches draw a share
-    `config.by_shape` of their numbers shape by shape (number_shape).
-    numbers: (train, test) arrays of numbers, default tasks.split(). Every `log_every` steps
-    the held-out exact match is measured on `eval_size` test numbers and a progress line is
-    written to `stream` (default sys.stdout) when `verbose`; after the last step (or after
-    `max_seconds`) it is measured on every test number. `eval_name` names the test numbers in
-    the progress lines: "held-out", or "all" when they are every number trained on.
+    task: what to learn, any object with
+      - `sample(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
+        the target ids its logits are scored against;
+      - `ignore_index`: the target id that is not scored (padding), or None;
+      - optionally `evaluate(model, final) -> float`: an accuracy, measured at every report
+        (`final` is True after the last step).
+    config: a TrainConfig; keyword `changes` replace its fields (`train(model, task, steps=150)`).
+    rng: a Generator or a seed; batches are drawn from it. The learning rate is
+    warmup_schedule × cooldown_factor. Every `log_every` steps, and after the last one (or
+    after `max_seconds`), a report is added to the history and passed to `on_report`.
 
     History: dict of lists `step, loss, accuracy, tokens_per_s, lr`, one entry per report;
-    loss is the mean since the previous report, tokens_per_s counts target tokens.
+    loss is the mean since the previous report, tokens_per_s counts the scored target tokens,
+    accuracy is None without `task.evaluate`.
     """
     config = dataclasses.replace(config, **changes)
-    steps, batch_size = config.steps, config.batch_size
-    train_numbers, test_numbers = tasks.split() if numbers is None else numbers
-    rng = np.random.default_rng(seed)
-    eval_numbers = rng.permutation(test_numbers)[:eval_size]
-    batches = _Batches(train_numbers, config.by_shape)
+    require_instance(model, Module, "model")
+    if not callable(getattr(task, "sample", None)):
+        raise TypeError(f"task must have a sample(rng, batch_size) method, got "
+                        f"{type(task).__name__}")
+    log_every = require_int(log_every, "log_every", low=1)
+    if max_seconds is not None:
+        max_seconds = require_real(max_seconds, "max_seconds", low=0)
+    rng = as_rng(rng)
+    evaluate = getattr(task, "evaluate", None)
     optimizer = Adam(model, lr=0.0)
-    progress = _Progress(steps, stream or sys.stdout, eval_name) if verbose else None
+    model.forget_forwards()  # calls made before training (to look at outputs) do not count
     history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}
     losses, tokens, start = [], 0, time.perf_counter()
-    interval_start, step, accuracy = start, 0, None
-    while step < steps:
-        step += 1
-        src, tgt_in, tgt_out = batches.sample(rng, batch_size)
-        logits = model.forward(src, tgt_in)
-        loss, dlogits = cross_entropy(logits, tgt_out, PAD_ID, config.label_smoothing)
+    interval_start = start
+    for step in range(1, config.steps + 1):
+        inputs, targets = task.sample(rng, config.batch_size)
+        logits = model.forward(*inputs)
+        loss, dlogits = cross_entropy(logits, targets, task.ignore_index,
+                                      config.label_smoothing)
         model.zero_grad()
         model.backward(dlogits)
         if config.clip_norm:
             clip_grad_norm(model, config.clip_norm)
         optimizer.lr = (warmup_schedule(step, d_model=model.d_model, warmup=config.warmup,
                                         scale=config.lr_scale)
-                        * cooldown_factor(step, steps, config.cooldown))
+                        * cooldown_factor(step, config.steps, config.cooldown))
         optimizer.step()
         losses.append(loss)
-        tokens += int((tgt_out != PAD_ID).sum())
+        tokens += int(targets.size if task.ignore_index is None
+                      else (targets != task.ignore_index).sum())
         out_of_time = max_seconds is not None and time.perf_counter() - start >= max_seconds
-        last = step == steps or out_of_time
+        last = step == config.steps or out_of_time
         if step % log_every == 0 or last:
             elapsed = time.perf_counter() - interval_start
-            accuracy = exact_match(model, test_numbers if last else eval_numbers)
-            history["step"].append(step)
-            history["loss"].append(float(np.mean(losses)))
-            history["accuracy"].append(accuracy)
-            history["tokens_per_s"].append(tokens / max(elapsed, 1e-9))
-            history["lr"].append(optimizer.lr)
-            if progress:
-                progress.report(step, history["loss"][-1], accuracy,
-                                history["tokens_per_s"][-1], final=last)
+            report = {"step": step, "loss": float(np.mean(losses)),
+                      "accuracy": evaluate(model, last) if evaluate else None,
+                      "tokens_per_s": tokens / max(elapsed, 1e-9),
+                      "lr": optimizer.lr}
+            for key, value in report.items():
+                history[key].append(value)
+            if on_report:
+                on_report(report)
             losses, tokens, interval_start = [], 0, time.perf_counter()
-        elif progress:
-            progress.update(step, float(np.mean(losses)), accuracy,
-                            tokens / max(time.perf_counter() - interval_start, 1e-9))
         if out_of_time:
             break
     return history

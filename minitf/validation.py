@@ -111,12 +111,16 @@ def require_last_dim(x, size, name="input", what="d_model"):
     return x
 
 
-def require_token_ids(tokens, vocab_size, name="tokens"):
-    """An integer array with every id in [0, vocab_size)."""
+def require_token_ids(tokens, vocab_size=None, name="tokens", *, ndim=None):
+    """An integer array of token ids: `ndim` dimensions when given, every id in
+    [0, vocab_size) when vocab_size is given. The one check of token ids in the package."""
     tokens = np.asarray(tokens)
     if tokens.dtype == np.bool_ or not np.issubdtype(tokens.dtype, np.integer):
         raise ValueError(f"{name} must be an integer array of token ids, got dtype {tokens.dtype}")
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
+    if ndim is not None and tokens.ndim != ndim:
+        shape = "(B, L)" if ndim == 2 else f"{ndim} dimensions"
+        raise ValueError(f"{name} must have shape {shape}, got shape {tokens.shape}")
+    if vocab_size is not None and tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
         bad = tokens[(tokens < 0) | (tokens >= vocab_size)]
         raise ValueError(f"{name} contain id {bad.flat[0]}, outside the vocabulary "
                          f"0..{vocab_size - 1}")

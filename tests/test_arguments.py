@@ -13,21 +13,22 @@ import pytest
 
 from minitf import (
     attention,
-    cost,
     fast,
     generate,
     layers,
     multihead,
     positional,
-    referent,
     tasks,
+    tokens,
     train,
+    translator,
 )
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
+from minitf.figures import cost
 from minitf.model import Transformer
 from minitf.module import ModuleList, as_rng
-from minitf.translate import translate_each
+from minitf.tasks import referent
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
@@ -155,21 +156,32 @@ CALLS = {
                                                 ignore_index=0, label_smoothing=0.1)),
     "warmup_schedule": (train.warmup_schedule, dict(step=3, d_model=8, warmup=10, scale=1.0)),
     "cooldown_factor": (train.cooldown_factor, dict(step=3, steps=8, share=0.25)),
-    "number_shape": (train.number_shape, dict(n=1005)),
+    "number_shape": (tasks.number_shape, dict(n=1005)),
     "global_norm": (train.global_norm, dict(model=tiny_model())),
     "clip_grad_norm": (train.clip_grad_norm, dict(model=tiny_model(), max_norm=1.0)),
     "Adam": (train.Adam, dict(model=tiny_model(), lr=0.01, betas=(0.9, 0.98), eps=1e-9)),
-    "new_model": (train.new_model, dict(seed=0)),
-    "translate_ids": (train.translate_ids, dict(model=train.new_model(0, d_model=8, num_heads=2,
-                                                                       num_layers=1, d_ff=16),
-                                                src=SRC, beam_size=1)),
-    "exact_match": (train.exact_match, dict(model=train.new_model(0, d_model=8, num_heads=2,
-                                                                   num_layers=1, d_ff=16),
-                                            numbers=[1, 2], batch_size=2, beam_size=1)),
+    "new_model": (translator.new_model, dict(seed=0)),
+    "translate_ids": (generate.translate_ids, dict(model=tiny_model(), src=SRC, beam_size=1)),
+    "exact_match": (tasks.exact_match, dict(model=tiny_model(), numbers=[1, 2], batch_size=2,
+                                            beam_size=1)),
+    "NumberTask": (tasks.NumberTask, dict(train_numbers=[1, 2, 30], test_numbers=[4, 5],
+                                          by_shape=0.5, eval_size=2, rng=0)),
     "TrainConfig": (train.TrainConfig, dict(steps=4, batch_size=2, warmup=2, lr_scale=0.5,
-                                            label_smoothing=0.1, clip_norm=1.0, by_shape=0.5,
-                                            cooldown=0.25)),
-    "translate_each": (translate_each, dict(texts=["one"], beam_size=1)),
+                                            label_smoothing=0.1, clip_norm=1.0, cooldown=0.25)),
+    "train": (train.train, dict(model=tiny_model(),
+                                task=tasks.NumberTask([1, 2, 30], [4, 5], eval_size=2),
+                                steps=1, batch_size=2, rng=0, log_every=1, max_seconds=None)),
+    "train_translator": (translator.train_translator, dict(
+        model=tiny_model(), numbers=([1, 2, 30], [4, 5]), steps=1, batch_size=2, seed=0,
+        by_shape=0.5, eval_size=2, log_every=1, verbose=False)),
+    "translate_each": (translator.translate_each, dict(texts=["one"], beam_size=1)),
+    "EmbeddingWithPositions": (positional.EmbeddingWithPositions,
+                               dict(vocab_size=5, d_model=4, max_len=6, rng=0)),
+    "EmbeddingWithPositions.forward": (
+        lambda tokens, start: positional.EmbeddingWithPositions(40, 4, 16, rng=0).forward(
+            tokens, start=start), dict(tokens=SRC, start=1)),
+    "ReferentConfig": (referent.ReferentConfig, dict(d_model=8, num_heads=2, num_layers=1,
+                                                     d_ff=16, max_len=16, norm_first=False)),
     "sentence": (referent.sentence, dict(living="dog", place="river", adjective="wide",
                                          verb="cross", passive=True, opener=("yesterday",),
                                          because="since")),
@@ -192,6 +204,7 @@ CALLS = {
                                                      batch_size=2, warmup=1, lr_scale=1.0,
                                                      clip_norm=1.0, seed=0, log_every=1,
                                                      verbose=False)),
+    "pad_tokens": (tokens.pad, dict(sequences=[[1, 2], [3]], pad_id=0)),
 }
 
 
@@ -246,11 +259,13 @@ def test_every_public_callable_is_listed():
                  "check_module", "relu_backward", "gelu_backward", "use_cjk_font",
                  "plot_matrix", "attention_heatmap", "TransformerConfig", "Module",
                  "encode_source", "encode_target", "decode_source", "load_translator",
-                 "translate", "train", "Example"}
+                 "translate", "Example", "report_line", "save_translator", "no_grad",
+                 "ReferentTask", "save_checkpoint", "load_checkpoint", "main"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
-                                 "minitf.pytorch", "minitf.diagrams", "minitf.viz")):
+                                 "minitf.pytorch", "minitf.figures.diagrams",
+                                 "minitf.figures.viz", "minitf.translator.cli")):
             continue
         module = importlib.import_module(info.name)
         for n, obj in vars(module).items():

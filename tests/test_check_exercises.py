@@ -9,12 +9,13 @@ import pytest
 from check_solutions import SOLUTIONS
 
 import minitf.check
-from minitf import referent, tasks
+from minitf import tasks
 from minitf.attention import padding_mask, scaled_dot_product_attention, softmax
 from minitf.check import EXERCISES
 from minitf.check.core import NOT_WRITTEN
 from minitf.module import Module
 from minitf.multihead import merge_heads, split_heads
+from minitf.tasks import referent
 
 CHECKERS = sorted(EXERCISES)
 

@@ -3,8 +3,8 @@ every checker through the same solutions, in-place versions, mistakes and hostil
 
 import numpy as np
 
-from minitf import referent
 from minitf.check.nb09 import POINTER_GRADIENT, REFERENT_RULE
+from minitf.tasks import referent
 
 
 def test_the_rule_reference_agrees_with_the_labels():

@@ -8,15 +8,36 @@ import numpy as np
 import pytest
 
 from minitf import tasks
-from minitf.checkpoint import load_checkpoint, save_checkpoint
-from minitf.train import exact_match, new_model
+from minitf.model import Transformer
+from minitf.tasks import exact_match
+from minitf.translator import load_translator, new_model, save_translator
+from minitf.translator.checkpoint import load_checkpoint, save_checkpoint
 
 TINY = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 
 
+def test_any_transformer_saves_and_loads_without_vocabularies(tmp_path):
+    model = Transformer(50, 30, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=9,
+                        norm_first=True, rng=4)
+    path = save_checkpoint(tmp_path / "mine.npz", model, note="a learner's model")
+    loaded, meta = load_checkpoint(path)
+    src, tgt_in = np.array([[5, 49, 0]]), np.array([[1, 29]])
+    np.testing.assert_array_equal(loaded(src, tgt_in), model(src, tgt_in))
+    assert loaded.config == model.config and meta["source_vocab"] is None
+    assert meta["metadata"] == {"note": "a learner's model"}
+    with pytest.raises(ValueError, match="without vocabularies"):
+        load_translator(path)  # the translator needs the vocabularies
+    with pytest.raises(ValueError, match="both source_vocab and target_vocab"):
+        save_checkpoint(tmp_path / "x.npz", model, source_vocab=tasks.SOURCE_VOCAB)
+    with pytest.raises(ValueError, match=r"vocabularies' sizes \(34, 17\) are not the model's"):
+        save_checkpoint(tmp_path / "x.npz", model, source_vocab=tasks.SOURCE_VOCAB,
+                        target_vocab=tasks.TARGET_VOCAB)
+    assert not (tmp_path / "x.npz").exists()
+
+
 def test_checkpoint_round_trip_gives_identical_logits(tmp_path):
     model = new_model(2, **TINY)
-    path = save_checkpoint(tmp_path / "m.npz", model, steps=7, note="hi")
+    path = save_translator(tmp_path / "m.npz", model, steps=7, note="hi")
     loaded, meta = load_checkpoint(path)
     src, tgt_in, _ = tasks.make_batch([5, 1005, 9999])
     np.testing.assert_array_equal(loaded(src, tgt_in), model(src, tgt_in))

@@ -13,7 +13,7 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from minitf import diagrams, viz
+from minitf.figures import diagrams, viz
 
 # Every diagram as a notebook calls it: (function name, keyword arguments).
 DIAGRAMS = [

@@ -114,10 +114,11 @@ def test_chunked_attention_bounds_peak_memory():
 
 
 def test_the_switch_picks_the_kernel_and_keeps_the_numbers(monkeypatch):
-    assert MultiHeadAttention.fast is True
+    assert MultiHeadAttention.fast is False  # the reference by default
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 9, 16)).astype(np.float32)
     mha = MultiHeadAttention(16, 4, rng=0)
+    mha.fast = True
     calls = []
     import minitf.multihead as multihead
 
@@ -130,4 +131,4 @@ def test_the_switch_picks_the_kernel_and_keeps_the_numbers(monkeypatch):
     ref_out = mha(x, mask=causal_mask(9))
     assert calls == ["fast"]  # the reference was used
     np.testing.assert_allclose(fast_out, ref_out, rtol=1e-5, atol=1e-6)
-    assert MultiHeadAttention.fast is True  # the instance's switch, not the class's
+    assert MultiHeadAttention.fast is False  # the instance's switch, not the class's

@@ -385,9 +385,9 @@ def test_length_penalty_favours_longer_hypotheses():
     (lambda m, s: greedy_decode(m, s, max_len=41), r"max_len=41 .*0\.\.40.* 40 positions"),
     (lambda m, s: beam_search(m, s, max_len=41), "max_len=41"),
     (lambda m, s: sample(m, s, max_len=41), "max_len=41"),
-    (lambda m, s: greedy_decode(m, s[0], max_len=3), "2-D integer"),
-    (lambda m, s: greedy_decode(m, s[None], max_len=3), "2-D integer"),
-    (lambda m, s: greedy_decode(m, s.astype(float), max_len=3), "2-D integer"),
+    (lambda m, s: greedy_decode(m, s[0], max_len=3), r"src must have shape \(B, L\)"),
+    (lambda m, s: greedy_decode(m, s[None], max_len=3), r"src must have shape \(B, L\)"),
+    (lambda m, s: greedy_decode(m, s.astype(float), max_len=3), "src must be an integer array"),
 ])
 def test_bad_arguments_are_value_errors(call, message):
     model, src = tiny_model(), random_src(2)

@@ -134,6 +134,7 @@ def test_dropout_zeroes_p_of_the_entries_and_keeps_the_mean():
     assert abs((y == 0).mean() - 0.3) < 0.01
     assert abs(y.mean() - 1.0) < 0.02
     np.testing.assert_allclose(y[y != 0], 1 / 0.7)
+    drop.backward(np.ones_like(x))  # that call's backward, before the next call
     drop.eval()
     np.testing.assert_array_equal(drop(x), x)
     np.testing.assert_array_equal(drop.backward(np.full_like(x, 2.0)), 2.0)

@@ -123,7 +123,7 @@ def test_make_lab_serves_jupyterlab(tmp_path):
         "the file browser does not open on notebooks/"
     assert css_status == 200, f"{css_url} answered {css_status}"
     assert fonts, "rise.css names no font file"
-    font_bytes = (ROOT / "minitf" / "fonts" / "minitf-cjk.otf").read_bytes()
+    font_bytes = (ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf").read_bytes()
     for url, (font_status, body) in fonts.items():
         assert font_status == 200, f"{url} (named in rise.css) answered {font_status}"
-        assert body == font_bytes, f"{url} is not minitf/fonts/minitf-cjk.otf"
+        assert body == font_bytes, f"{url} is not minitf/figures/fonts/minitf-cjk.otf"

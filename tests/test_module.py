@@ -100,3 +100,55 @@ def test_train_and_eval_reach_every_module():
     assert model.decoder.layers[0].cross_attn.training
     with pytest.raises(TypeError, match="mode must be True or False"):
         model.train("no")
+
+
+# One forward, one backward: a layer used twice before one backward refuses, never returning
+# the gradient of the last call alone.
+
+def test_a_layer_used_twice_before_backward_refuses():
+    from minitf.layers import Linear
+
+    lin = Linear(3, 2, rng=0)
+    x1, x2 = np.ones((1, 3)), np.full((1, 3), 2.0)
+    y = lin(x1) + lin(x2)
+    with pytest.raises(RuntimeError, match=r"Linear was called 2 times before this backward"):
+        lin.backward(np.ones_like(y))
+    assert not lin.grads["W"].any()  # nothing was added
+
+
+def test_one_layer_per_call_or_a_backward_per_forward_gives_both_gradients():
+    from minitf.layers import Linear
+
+    x1, x2, g = np.ones((1, 3)), np.full((1, 3), 2.0), np.ones((1, 2))
+    lin = Linear(3, 2, rng=0)
+    for x in (x1, x2):  # forward, backward, forward, backward: gradients accumulate
+        lin(x)
+        lin.backward(g)
+    np.testing.assert_allclose(lin.grads["W"], (x1 + x2).T @ g)  # 3 in every entry
+
+
+def test_calling_again_on_the_same_input_or_under_no_grad_is_not_a_second_use():
+    from minitf.layers import Linear
+    from minitf.module import no_grad
+
+    lin = Linear(3, 2, rng=0)
+    x, other, g = np.ones((1, 3)), np.full((1, 3), 5.0), np.ones((1, 2))
+    lin(x)
+    lin(x.copy())  # a notebook cell run twice
+    with no_grad(lin):
+        lin(other)  # looking at another output keeps nothing
+    assert lin._keeps  # restored after the block
+    lin.backward(g)
+    np.testing.assert_allclose(lin.grads["W"], x.T @ g)
+
+
+def test_a_model_used_twice_refuses_in_every_layer_it_reaches():
+    from minitf import tasks
+    from minitf.translator import new_model
+
+    model = new_model(0, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    a, b = tasks.make_batch([12]), tasks.make_batch([305])
+    model(*a[:2])
+    model(*b[:2])
+    with pytest.raises(RuntimeError, match="called 2 times"):
+        model.backward(np.ones((1, b[1].shape[1], len(tasks.TARGET_VOCAB))))

@@ -5,7 +5,7 @@ tanh, and the order in which numpy sorts equal keys. nbval compares every stored
 character by character, so a notebook that prints a rounding residual, a negative zero or a
 reduction at full precision passes `make test` on the machine that stored it and fails on a
 learner's laptop (issue #11: a cell printed its KV-cache difference as 3.7e-07; another machine
-got 4.8e-07). The rule (design.md, "How a notebook is written", 7): print the claim
+got 4.8e-07). The rule (CONTRIBUTING.md, "How a notebook is written", 3): print the claim
 (`✓ equal to 1e-5`) and assert it in the same cell, round what is shown to digits that
 survive, and give only timings and versions `# NBVAL_IGNORE_OUTPUT`.
 

@@ -98,13 +98,14 @@ def test_mismatch_checker_notices_drift():
 
 def test_package_data_covers_weights_and_fonts():
     setuptools = tomllib.loads(PYPROJECT)["tool"]["setuptools"]
-    patterns = setuptools["package-data"]["minitf"]
+    data = setuptools["package-data"]
 
-    def shipped(relative):
-        return any(fnmatch.fnmatch(relative, p) for p in patterns)
+    def shipped(package, relative):
+        return any(fnmatch.fnmatch(relative, p) for p in data.get(package, ()))
 
-    assert shipped("weights/translator.npz")
-    fonts = [p.relative_to(ROOT / "minitf").as_posix() for p in (ROOT / "minitf/fonts").iterdir()]
+    assert shipped("minitf.translator", "weights/translator.npz")
+    folder = ROOT / "minitf" / "figures"
+    fonts = [p.relative_to(folder).as_posix() for p in (folder / "fonts").iterdir()]
     assert "fonts/OFL.txt" in fonts  # the font's licence must travel with it
-    assert all(shipped(f) for f in fonts), fonts
+    assert all(shipped("minitf.figures", f) for f in fonts), fonts
     assert setuptools["packages"]["find"]["include"] == ["minitf*"]

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 import minitf.pytorch as bridge
 from minitf import tasks
+from minitf.generate import translate_ids
 from minitf.model import Transformer
 from minitf.pytorch import (
     from_torch,
@@ -21,8 +22,8 @@ from minitf.pytorch import (
     to_torch,
     torch_grads,
 )
-from minitf.train import cross_entropy, translate_ids
-from minitf.translate import load_translator
+from minitf.train import cross_entropy
+from minitf.translator import load_translator
 
 SRC_VOCAB, TGT_VOCAB = 11, 13
 
@@ -151,8 +152,10 @@ def test_bad_input_is_refused_clearly():
     model = small_model()
     module = to_torch(model)
     src, tgt_in, _ = padded_batch()
-    with pytest.raises(ValueError, match="integer token ids"):
+    with pytest.raises(ValueError, match="integer array of token ids"):
         module(torch.from_numpy(src).double(), torch.from_numpy(tgt_in))
+    with pytest.raises(ValueError, match=r"src contain id 999, outside the vocabulary"):
+        module(torch.full((1, 3), 999), torch.from_numpy(tgt_in[:1]))  # the numpy side's check
     with pytest.raises(ValueError, match="longer than max_len=10"):
         module(torch.ones(1, 11, dtype=torch.long), torch.ones(1, 2, dtype=torch.long))
     with pytest.raises(ValueError, match="batch sizes 3, 2 and 3"):

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from minitf import tasks
-from minitf import train as training
-from minitf.pytorch_train import train as train_with_torch
-from minitf.translate import load_translator, translate
+from minitf import translator as training
+from minitf.pytorch.engine import train_with_torch
+from minitf.translator import load_translator, translate
 
 STEPS = 3
 
@@ -29,7 +29,7 @@ def numbers():
 @pytest.fixture(scope="module")
 def numpy_run(numbers):
     model = training.new_model(0)
-    history = training.train(model, steps=STEPS, seed=0, numbers=numbers, log_every=1,
+    history = training.train_translator(model, steps=STEPS, seed=0, numbers=numbers, log_every=1,
                              eval_size=20, verbose=False)
     return model, history
 

@@ -6,9 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from minitf import referent as R
 from minitf.gradcheck import check_module
 from minitf.tasks import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from minitf.tasks import referent as R
 
 TOL = 1e-6
 NOUNS = set(R.LIVING) | set(R.PLACES)

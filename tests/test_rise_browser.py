@@ -166,7 +166,7 @@ def deck(lab, tmp_path_factory):
 def test_rise_css_and_font_served(deck, lab):
     base, _ = lab
     css = f"{base}/files/notebooks/rise.css"
-    font = f"{base}/files/minitf/fonts/minitf-cjk.otf"
+    font = f"{base}/files/minitf/figures/fonts/minitf-cjk.otf"
     assert deck["responses"].get(css) == 200, f"rise.css: {deck['responses'].get(css)}"
     assert deck["responses"].get(font) == 200, f"the Chinese font: {deck['responses'].get(font)}"
 

@@ -10,13 +10,15 @@ import pytest
 
 from minitf import tasks
 from minitf.attention import scaled_dot_product_attention, softmax
-from minitf.checkpoint import load_checkpoint, save_checkpoint
 from minitf.fast import blocked_attention
 from minitf.generate import beam_search, greedy_decode, top_p_mask
 from minitf.layers import LayerNorm
 from minitf.model import Transformer
 from minitf.positional import rope
-from minitf.train import Adam, cross_entropy, exact_match, new_model
+from minitf.tasks import exact_match
+from minitf.train import Adam, cross_entropy
+from minitf.translator import new_model, save_translator
+from minitf.translator.checkpoint import load_checkpoint, save_checkpoint
 
 TINY = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 
@@ -132,10 +134,10 @@ def test_a_pickled_member_is_refused(saved):
         load_checkpoint(saved)
 
 
-def test_save_refuses_a_model_of_another_task(tmp_path):
+def test_save_refuses_vocabularies_of_another_size(tmp_path):
     model = Transformer(50, 17, **TINY)
-    with pytest.raises(ValueError, match=r"vocabulary sizes \(50, 17\)"):
-        save_checkpoint(tmp_path / "m.npz", model)
+    with pytest.raises(ValueError, match=r"sizes \(34, 17\) are not the model's \(50, 17\)"):
+        save_translator(tmp_path / "m.npz", model)
     assert not (tmp_path / "m.npz").exists()
 
 

@@ -242,10 +242,10 @@ def test_shipped_font_covers_the_notebooks():
 
     used = _cjk_module().used_chars(ROOT)
     assert "一" in used and "熵" in used  # the scan finds characters at all
-    cmap = TTFont(ROOT / "minitf" / "fonts" / "minitf-cjk.otf").getBestCmap()
+    cmap = TTFont(ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf").getBestCmap()
     missing = {c: where for c, where in used.items() if ord(c) not in cmap}
     assert not missing, (f"not in the shipped font: {missing}; rebuild it with "
-                         "tools/make_cjk_font.py (minitf/fonts/README.md)")
+                         "tools/make_cjk_font.py (minitf/figures/fonts/README.md)")
 
 
 def test_code_blocks_are_set_in_a_font_with_chinese(decks):

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "tools" / "slides"))
 import inspect_decks  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-FONT = ROOT / "minitf" / "fonts" / "minitf-cjk.otf"
+FONT = ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf"
 
 pytestmark = pytest.mark.slow
 

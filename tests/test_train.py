@@ -1,28 +1,27 @@
-"""Tests for minitf.train: loss, optimiser, schedule, clipping, training loop."""
+"""Tests for minitf.train (loss, optimiser, schedule, clipping, the loop) and the number task's
+run of it (minitf.translator.train_translator, minitf.tasks.NumberTask)."""
 
 import io
 
 import numpy as np
 import pytest
 
-import minitf.train as train_module
+import minitf.tasks.numbers as numbers_module
 from minitf import tasks
 from minitf.generate import greedy_decode
 from minitf.gradcheck import numerical_gradient, relative_error
 from minitf.layers import Linear
+from minitf.tasks import NumberTask, exact_match, number_shape
 from minitf.train import (
     Adam,
-    _Batches,
     clip_grad_norm,
     cooldown_factor,
     cross_entropy,
-    exact_match,
     global_norm,
-    new_model,
-    number_shape,
     train,
     warmup_schedule,
 )
+from minitf.translator import new_model, train_translator
 
 TINY = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 
@@ -159,8 +158,8 @@ def test_train_history_and_progress_lines():
     model = new_model(0, **TINY)
     out = io.StringIO()
     numbers = (np.arange(100, 300), np.arange(10, 30))
-    history = train(model, steps=6, batch_size=8, warmup=2, log_every=3, eval_size=5,
-                    numbers=numbers, stream=out)
+    history = train_translator(model, steps=6, batch_size=8, warmup=2, log_every=3,
+                               eval_size=5, numbers=numbers, stream=out)
     assert set(history) == {"step", "loss", "accuracy", "tokens_per_s", "lr"}
     assert history["step"] == [3, 6]
     assert all(len(v) == 2 for v in history.values())
@@ -169,18 +168,47 @@ def test_train_history_and_progress_lines():
     assert len(lines) == 2 and lines[0].startswith("step 3/6") and "held-out" in lines[0]
 
 
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
+class Counting:
+    """A task for `train` that is not the number task: every target is token 5, no padding,
+    no evaluation; it counts the batches it hands out."""
+
+    ignore_index = None
+
+    def __init__(self):
+        self.batches = 0
+
+    def sample(self, rng, batch_size):
+        self.batches += 1
+        src = rng.integers(4, 10, size=(batch_size, 3))
+        tgt_in = np.concatenate([np.ones((batch_size, 1), np.int64), src[:, :-1]], axis=1)
+        return (src, tgt_in), np.full_like(src, 5)
 
 
-def test_train_draws_a_bar_on_a_terminal():
+def test_the_loop_trains_any_task_and_reports_to_the_caller():
+    from minitf.model import Transformer
+    model = Transformer(10, 10, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=8,
+                        rng=0)
+    task, reports = Counting(), []
+    history = train(model, task, steps=60, batch_size=16, warmup=10, lr_scale=1.0,
+                    label_smoothing=0.0, log_every=20, rng=0, on_report=reports.append)
+    assert task.batches == 60 and history["step"] == [20, 40, 60]
+    assert reports == [{key: history[key][i] for key in history} for i in range(3)]
+    assert history["accuracy"] == [None] * 3  # the task has no evaluate
+    assert history["loss"][-1] < 0.2 * history["loss"][0]  # it learns the answer
+    with pytest.raises(TypeError, match="sample"):
+        train(model, object())
+
+
+def test_a_terminal_gets_the_same_lines_as_a_log():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
     out = Terminal()
-    train(new_model(0, **TINY), steps=4, batch_size=4, log_every=2, stream=out,
-          numbers=(np.arange(100, 300), np.arange(10, 15)))
-    text = out.getvalue()
-    assert text.startswith("\r[") and text.endswith("\n") and text.count("\n") == 1
-    assert "[####################] step 4/4" in text
+    train_translator(new_model(0, **TINY), steps=4, batch_size=4, log_every=2, stream=out,
+                     numbers=(np.arange(100, 300), np.arange(10, 15)))
+    lines = out.getvalue().splitlines()
+    assert [line.split()[1] for line in lines] == ["2/4", "4/4"] and "\r" not in out.getvalue()
 
 
 def test_train_is_deterministic_given_the_seed():
@@ -188,7 +216,7 @@ def test_train_is_deterministic_given_the_seed():
     runs = []
     for _ in range(2):
         model = new_model(3, **TINY)
-        h = train(model, steps=4, batch_size=8, warmup=2, numbers=numbers, seed=5,
+        h = train_translator(model, steps=4, batch_size=8, warmup=2, numbers=numbers, seed=5,
                   verbose=False)
         runs.append((h["loss"], model.state_dict()))
     assert runs[0][0] == runs[1][0]
@@ -198,13 +226,13 @@ def test_train_is_deterministic_given_the_seed():
 
 def test_train_stops_after_max_seconds():
     model = new_model(0, **TINY)
-    h = train(model, steps=10_000, batch_size=4, max_seconds=0.0, verbose=False,
+    h = train_translator(model, steps=10_000, batch_size=4, max_seconds=0.0, verbose=False,
               numbers=(np.arange(100, 300), np.arange(10, 15)))
     assert h["step"] == [1]
 
 
 def test_train_writes_nothing_to_stderr_when_quiet(capsys):
-    train(new_model(0, **TINY), steps=2, batch_size=4, verbose=False,
+    train_translator(new_model(0, **TINY), steps=2, batch_size=4, verbose=False,
           numbers=(np.arange(100, 300), np.arange(10, 15)))
     assert capsys.readouterr() == ("", "")
 
@@ -212,8 +240,9 @@ def test_train_writes_nothing_to_stderr_when_quiet(capsys):
 @pytest.mark.slow
 def test_reduced_configuration_learns_the_task():
     model = new_model(1, d_model=32, num_heads=4, num_layers=1, d_ff=64)
-    history = train(model, steps=500, batch_size=64, warmup=100, lr_scale=0.5, seed=1,
-                    eval_size=200, log_every=100, verbose=False, max_seconds=50)
+    history = train_translator(model, steps=500, batch_size=64, warmup=100, lr_scale=0.5,
+                               seed=1, eval_size=200, log_every=100, verbose=False,
+                               max_seconds=50)
     # log(17) ≈ 2.8 at the start; label smoothing 0.1 keeps the loss above ≈ 0.55
     assert history["loss"][0] > 1.0 and history["loss"][-1] < 0.65
     assert history["accuracy"][-1] >= 0.97
@@ -233,7 +262,7 @@ def test_exact_match_counts_whole_translations(monkeypatch):
         text = ["一千五" if t == "一千零五" else t for t in text]
         return tasks.pad([tasks.encode_target(t) for t in text])
 
-    monkeypatch.setattr(train_module, "translate_ids", answers)
+    monkeypatch.setattr(numbers_module, "translate_ids", answers)
     assert exact_match(model, numbers, batch_size=2) == 0.8
 
 
@@ -245,7 +274,8 @@ def test_number_shapes():
 
 
 def drawn_numbers(numbers, by_shape, size=20_000):
-    src, _, _ = _Batches(numbers, by_shape).sample(np.random.default_rng(0), size)
+    task = NumberTask(numbers, [1], by_shape=by_shape)
+    (src, _), _ = task.sample(np.random.default_rng(0), size)
     return np.array([tasks.parse_english(tasks.decode_source(row)) for row in src])
 
 
@@ -268,8 +298,8 @@ def test_drawing_by_shape_keeps_to_the_training_numbers():
 
 def test_progress_names_what_it_measures():
     out = io.StringIO()
-    train(new_model(0, **TINY), steps=2, batch_size=4, log_every=1, stream=out, eval_name="all",
-          numbers=(np.arange(100, 300), np.arange(100, 105)))
+    train_translator(new_model(0, **TINY), steps=2, batch_size=4, log_every=1, stream=out,
+                     eval_name="all", numbers=(np.arange(100, 300), np.arange(100, 105)))
     assert all("  all " in line for line in out.getvalue().splitlines())
 
 
@@ -281,7 +311,8 @@ def test_cooldown_brings_the_rate_down_over_the_last_steps():
 
 
 def test_train_follows_warmup_times_cooldown():
-    history = train(new_model(0, **TINY), steps=8, batch_size=4, warmup=2, lr_scale=0.5,
+    history = train_translator(new_model(0, **TINY), steps=8, batch_size=4, warmup=2,
+                               lr_scale=0.5,
                     cooldown=0.5, log_every=1, eval_size=2, verbose=False,
                     numbers=(np.arange(100, 300), np.arange(10, 12)))
     expected = [warmup_schedule(s, d_model=16, warmup=2, scale=0.5) * min(1, (9 - s) / 5)

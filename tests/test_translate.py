@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import minitf.__main__ as cli
+import minitf.translator
+import minitf.translator.cli as cli
 from minitf import tasks
-from minitf.__main__ import BLAS_THREAD_VARIABLES
-from minitf.checkpoint import load_checkpoint
-from minitf.translate import load_translator, translate
+from minitf.translator import load_translator, translate
+from minitf.translator.checkpoint import load_checkpoint
+from minitf.translator.cli import BLAS_THREAD_VARIABLES
 
 
 def run(*args, stdin=None, cwd=None, env=None):
@@ -95,8 +96,7 @@ def test_translate_loads_a_checkpoint_once(checkpoint, monkeypatch):
     path, _ = checkpoint
     translate("two", checkpoint=path)
     calls = []
-    # minitf.translate is the function; its module is in sys.modules
-    monkeypatch.setattr(sys.modules["minitf.translate"], "load_checkpoint", calls.append)
+    monkeypatch.setattr(minitf.translator, "load_checkpoint", calls.append)
     translate("three", checkpoint=path)
     assert calls == []
 

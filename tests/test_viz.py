@@ -11,7 +11,7 @@ import pytest
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
 
-from minitf import viz
+from minitf.figures import viz
 
 SOURCE = ["one", "thousand", "five", "<eos>"]
 TARGET = ["<bos>", "一", "千", "零", "五"]

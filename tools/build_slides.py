@@ -34,7 +34,7 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 CONFIG = ROOT / "tools" / "slides" / "nbconvert_config.py"
 DEFAULT_OUT = ROOT / "build" / "slides"
 DEFAULT_CACHE = ROOT / "build" / "npm-cache"
-FONT_DIR = ROOT / "minitf" / "fonts"
+FONT_DIR = ROOT / "minitf" / "figures" / "fonts"
 CJK_FONT_FILES = ["minitf-cjk.otf", "OFL.txt"]
 
 # nbconvert's reveal template is written for reveal.js 4 (dist/reveal.js and

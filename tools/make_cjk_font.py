@@ -1,4 +1,4 @@
-"""Build minitf/fonts/minitf-cjk.otf: a subset of Noto Sans CJK SC for Chinese in plots and slides.
+"""Build minitf/figures/fonts/minitf-cjk.otf: a subset of Noto Sans CJK SC for plots and slides.
 
 The full Noto Sans CJK font is about 16 MB; the course only needs the characters a learner is
 likely to type, so we keep GB2312's common punctuation, full-width forms and its 3,755
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
 from inspect_decks import CJK  # noqa: E402  (the characters the decks give to this font)
 
-OUT = ROOT / "minitf" / "fonts" / "minitf-cjk.otf"
+OUT = ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf"
 FAMILY = "minitf CJK"
 PS_NAME = "minitfCJK-Regular"
 

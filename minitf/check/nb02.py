@@ -4,7 +4,7 @@ number of keys, its FLOPs (cases, references, known mistakes)."""
 import numpy as np
 
 from ..attention import scaled_dot_product_attention, softmax
-from ..cost import attention_flops
+from ..figures.cost import attention_flops
 from .core import Case, Exercise, Mistake
 
 __all__ = ["check_attention", "check_attention_flops", "check_qkv"]

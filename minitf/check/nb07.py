@@ -13,7 +13,7 @@ from ..attention import (
 )
 from ..generate import beam_search, greedy_decode, top_k_mask, top_p_mask
 from ..model import Transformer
-from ..tasks import BOS_ID, EOS_ID, PAD_ID
+from ..tokens import BOS_ID, EOS_ID, PAD_ID
 from .core import Case, Exercise, Mistake, Raised, call_quietly, describe_difference, kind_of
 
 __all__ = ["check_beam_search", "check_greedy_step", "check_kv_cache", "check_temperature",

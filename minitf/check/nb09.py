@@ -3,8 +3,8 @@ pointer's loss with respect to the query of "it" (cases, references, known mista
 
 import numpy as np
 
-from .. import referent
 from ..attention import softmax
+from ..tasks import referent
 from .core import Case, Exercise, Mistake
 
 __all__ = ["check_referent_rule", "check_pointer_gradient"]

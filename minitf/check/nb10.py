@@ -10,7 +10,7 @@ may be numpy arrays or torch tensors.
 import numpy as np
 
 from ..attention import causal_mask, padding_mask
-from ..tasks import PAD_ID
+from ..tokens import PAD_ID
 from .core import Case, Exercise, Mistake
 
 __all__ = ["check_split_in_proj", "check_torch_masks"]

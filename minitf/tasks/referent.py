@@ -14,30 +14,31 @@ notebook 05, and a pointer head: one more attention score, from "it" to every po
 whose softmax is the answer. Built in notebook 09.
 """
 
+import dataclasses
 import math
 import sys
 from collections import namedtuple
 
 import numpy as np
 
-from .attention import padding_mask
-from .encoder import Encoder
-from .layers import Embedding, glorot_uniform
-from .module import Module, as_rng
-from .positional import sinusoidal_encoding
-from .tasks import PAD_ID, Vocab, pad
-from .train import Adam, clip_grad_norm, cross_entropy, warmup_schedule
-from .validation import (
+from ..attention import padding_mask
+from ..encoder import Encoder
+from ..layers import glorot_uniform
+from ..module import Module, as_rng
+from ..positional import EmbeddingWithPositions
+from ..tokens import PAD_ID, pad
+from ..train import TrainConfig, train
+from ..validation import (
     require_bool,
     require_float_array,
     require_float_dtype,
     require_instance,
     require_int,
     require_int_array,
-    require_real,
     require_sizes,
     require_token_ids,
 )
+from .vocab import Vocab
 
 # The first noun and adjective of each kind are the notes' own (animal, tired; street, wide).
 LIVING = ("animal", "dog", "cat", "horse", "child", "cow", "fox", "sheep", "goat", "boy",
@@ -60,7 +61,7 @@ VOCAB = Vocab(sorted(set(LIVING + PLACES + LIVING_ADJECTIVES + PLACE_ADJECTIVES 
 
 Example = namedtuple("Example", "words it referent")
 Example.__doc__ = """One sentence of the task: its words (a list), the index of "it", the index
-of the word "it" refers to. Notebook 09 §1."""
+of the word "it" refers to. Notebook 09 §1 uses its fields (`words`, `it`)."""
 
 
 def sentence(living, place, adjective, verb="cross", passive=False, opener=(),
@@ -200,11 +201,11 @@ class PointerHead(Module):
         logits = (k @ q[:, :, None])[:, :, 0] * scale  # (B, L)
         if mask is not None:
             logits = np.where(mask, logits, h.dtype.type(-np.inf))
-        self._cache = (h, query_index, mask, h_query, q, k, scale)
+        self.save_for_backward((h, query_index, mask, h_query, q, k, scale))
         return logits
 
     def backward(self, dlogits):
-        h, query_index, mask, h_query, q, k, scale = self.saved()
+        h, query_index, mask, h_query, q, k, scale = self.saved_for_backward()
         if mask is not None:
             dlogits = np.where(mask, dlogits, 0)
         ds = dlogits * scale  # (B, L)
@@ -217,28 +218,50 @@ class PointerHead(Module):
         return dh
 
 
+@dataclasses.dataclass(frozen=True)
+class ReferentConfig:
+    """The shape of a ReferentModel; the defaults are the model notebook 09 builds with
+    ReferentModel(...) (which takes these fields). No notebook names the config itself."""
+
+    d_model: int = 32
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 64
+    max_len: int = 16
+    norm_first: bool = False
+
+    def __post_init__(self):
+        require_sizes(**{name: getattr(self, name) for name in (
+            "d_model", "num_heads", "num_layers", "d_ff", "max_len")})
+        require_bool(self.norm_first, "norm_first")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by "
+                             f"num_heads={self.num_heads}")
+
+
+# How notebook 09 trains it: the loop of notebook 08 with warm-up only, no label smoothing.
+REFERENT_TRAINING = TrainConfig(steps=300, batch_size=64, warmup=50, lr_scale=1.0,
+                                label_smoothing=0.0, clip_norm=1.0, cooldown=0.0)
+
+
 class ReferentModel(Module):
     """tokens (B, L), it (B,) -> pointer logits (B, L): where "it" points.
 
     embeddings × √d_model + sinusoidal positions -> Encoder (padding masked) -> PointerHead
-    from the position of "it". Built in notebook 09 §3.
+    from the position of "it". The shape arguments are ReferentConfig's fields, with its
+    defaults. Built in notebook 09 §3.
     """
 
-    def __init__(self, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16,
-                 norm_first=False, *, dtype=np.float32, rng=None):
+    def __init__(self, *shape, dtype=np.float32, rng=None, **shape_by_name):
         super().__init__()
-        d_model, num_heads, num_layers, d_ff, max_len = require_sizes(
-            d_model=d_model, num_heads=num_heads, num_layers=num_layers, d_ff=d_ff,
-            max_len=max_len)
-        if d_model % num_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.config = c = ReferentConfig(*shape, **shape_by_name)
         rng = as_rng(rng)
-        self.d_model, self.max_len, self.dtype = d_model, max_len, require_float_dtype(dtype)
-        self.embed = Embedding(len(VOCAB), d_model, dtype=dtype, rng=rng)
-        self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, norm_first, dtype=dtype,
-                               rng=rng)
-        self.pointer = PointerHead(d_model, d_model // num_heads, dtype=dtype, rng=rng)
-        self.pe = sinusoidal_encoding(max_len, d_model, dtype)  # a fixed table
+        self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
+        self.embed = EmbeddingWithPositions(len(VOCAB), c.d_model, c.max_len, dtype=dtype,
+                                            rng=rng)
+        self.encoder = Encoder(c.num_layers, c.d_model, c.num_heads, c.d_ff, c.norm_first,
+                               dtype=dtype, rng=rng)
+        self.pointer = PointerHead(c.d_model, c.d_model // c.num_heads, dtype=dtype, rng=rng)
 
     def forward(self, tokens, it):
         tokens = require_token_ids(tokens, len(VOCAB))
@@ -250,17 +273,14 @@ class ReferentModel(Module):
                                             < tokens.shape[1]):
             raise ValueError(f"it must hold one position in 0..{tokens.shape[1] - 1} per "
                              f"sentence, {tokens.shape[0]} in all; got {it}")
-        self._cache = True  # its parts keep what backward needs
-        x = self.embed(tokens) * self.dtype.type(math.sqrt(self.d_model)) \
-            + self.pe[:tokens.shape[1]]  # (B, L, d_model)
-        h = self.encoder(x, mask=padding_mask(tokens, PAD_ID))
+        self.save_for_backward(True)  # its parts keep what backward needs
+        h = self.encoder(self.embed(tokens), mask=padding_mask(tokens, PAD_ID))  # (B, L, d)
         return self.pointer(h, it, mask=tokens != PAD_ID)
 
     def backward(self, dlogits):
         """Fills every parameter gradient from dL/dlogits (B, L); returns None."""
-        self.saved()
-        dx = self.encoder.backward(self.pointer.backward(dlogits))
-        self.embed.backward(dx * self.dtype.type(math.sqrt(self.d_model)))
+        self.saved_for_backward()
+        self.embed.backward(self.encoder.backward(self.pointer.backward(dlogits)))
 
 
 def accuracy(model, examples):
@@ -270,34 +290,36 @@ def accuracy(model, examples):
     return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
 
 
-def train_referent(model, *, steps=300, batch_size=64, warmup=50, lr_scale=1.0, clip_norm=1.0,
-                   seed=0, log_every=100, verbose=True, stream=None):
-    """Train `model` in place on fresh training sentences (`sample(seed, …)`); returns the
-    loss of every step as an array. Adam with the warm-up schedule of notebook 08, gradients
-    clipped to `clip_norm` (None: not clipped). Built in notebook 09 §4."""
+class ReferentTask:
+    """The task as `minitf.train.train` takes it: fresh training sentences every batch; the
+    target is the index of the referent, and every sentence is scored. train_referent uses
+    it; no notebook names it."""
+
+    ignore_index = None
+
+    def sample(self, rng, batch_size):
+        tokens, it, referent = make_batch(sample(rng, batch_size))
+        return (tokens, it), referent
+
+
+def train_referent(model, config=REFERENT_TRAINING, *, seed=0, log_every=100, verbose=True,
+                   stream=None, **changes):
+    """Train `model` in place on fresh training sentences; returns the loss of every step as
+    an array. `minitf.train.train` with REFERENT_TRAINING (keyword `changes` replace its
+    fields), printing the mean loss every `log_every` steps when `verbose`. Notebook 09 §4."""
     require_instance(model, ReferentModel, "model")
-    steps, batch_size, warmup, log_every = require_sizes(
-        steps=steps, batch_size=batch_size, warmup=warmup, log_every=log_every)
-    lr_scale = require_real(lr_scale, "lr_scale", low=0, low_open=True)
-    if clip_norm is not None:
-        clip_norm = require_real(clip_norm, "clip_norm", low=0, low_open=True)
-    rng = np.random.default_rng(require_int(seed, "seed", low=0))
+    log_every = require_int(log_every, "log_every", low=1)
     verbose = require_bool(verbose, "verbose")
-    optimizer = Adam(model, lr=0.0)
+    config = dataclasses.replace(config, **changes)
     stream = stream or sys.stdout
     losses = []
-    for step in range(1, steps + 1):
-        tokens, it, referent = make_batch(sample(rng, batch_size))
-        loss, dlogits = cross_entropy(model(tokens, it), referent, ignore_index=None)
-        model.zero_grad()
-        model.backward(dlogits)
-        if clip_norm:
-            clip_grad_norm(model, clip_norm)
-        optimizer.lr = warmup_schedule(step, d_model=model.d_model, warmup=warmup,
-                                       scale=lr_scale)
-        optimizer.step()
-        losses.append(loss)
-        if verbose and (step % log_every == 0 or step == steps):
-            stream.write(f"step {step:4d}  mean loss of the last {log_every} steps "
+
+    def report(entry):
+        losses.append(entry["loss"])
+        if verbose and (entry["step"] % log_every == 0 or entry["step"] == config.steps):
+            stream.write(f"step {entry['step']:4d}  mean loss of the last {log_every} steps "
                          f"{np.mean(losses[-log_every:]):.4f}\n")
+
+    train(model, ReferentTask(), config, rng=require_int(seed, "seed", low=0), log_every=1,
+          on_report=report)
     return np.array(losses)

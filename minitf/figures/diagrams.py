@@ -10,7 +10,7 @@ softmax green, data white. ``highlight=`` outlines the part a notebook is about 
 function's docstring lists its parts, and an unknown name is an error that lists them too.
 Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
 ``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
-figure are inches from its lower-left corner.
+figure are inches from its lower-left corner. Notebooks 00 to 10 each show one.
 """
 
 import math
@@ -602,7 +602,7 @@ def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
     ``python -m minitf.diagrams DIRECTORY`` does the same, to look at them all at once
-    (the figures the notebooks show, notebooks 00 to 07).
+    (the figures the notebooks show). No notebook calls it: it is for looking at them all.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

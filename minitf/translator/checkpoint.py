@@ -1,8 +1,9 @@
-"""Checkpoints: a translator's weights, its config and its vocabularies in one .npz file.
-Used in notebook 08 §6 and by `python -m minitf train` / `translate --checkpoint`.
+"""Checkpoints: any Transformer's weights and config in one .npz file, with the vocabularies
+when the model has them (the translator's file does). Used in notebook 08 §6 and by
+`python -m minitf train` / `translate --checkpoint`.
 
-A file holds `format`, `config` (JSON of TransformerConfig), `metadata` (JSON), the two
-vocabularies and one `param/<dotted name>` array per parameter. It is read with
+A file holds `format`, `config` (JSON of TransformerConfig), `metadata` (JSON), one
+`param/<dotted name>` array per parameter, and optionally the two vocabularies. It is read with
 allow_pickle=False, and everything about it is checked before anything large is allocated:
 anything wrong is a ValueError that names the path.
 """
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import tasks
-from .model import Transformer, TransformerConfig
+from ..model import Transformer, TransformerConfig
+from ..tasks.vocab import SPECIAL_TOKENS, Vocab
+from ..validation import require_instance
 
 CHECKPOINT_FORMAT = "minitf-translator-1"
 PARAM_PREFIX = "param/"
@@ -27,28 +29,35 @@ VOCAB_MEMBERS = ("source_vocab", "target_vocab")
 MAX_POSITIONS = 1 << 16  # a larger positional table in a config is refused, not allocated
 
 
-def save_checkpoint(path, model, **metadata):
-    """Write the model's weights, config and the task's vocabularies to one .npz at `path`.
+def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **metadata):
+    """Write any Transformer's weights and config to one .npz at `path`.
 
-    `metadata` (JSON-serialisable values) is stored too. The file is written under a temporary
-    name and then renamed, so a failed save leaves an earlier file at `path` as it was.
-    Notebook 08 §6.
+    source_vocab, target_vocab: Vocabs to store with it (both or neither; their sizes must be
+    the model's), as the translator's file does. `metadata` (JSON-serialisable values) is
+    stored too. The file is written under a temporary name and then renamed, so a failed save
+    leaves an earlier file at `path` as it was.
+    save_translator uses it; no notebook calls it by name.
     """
     path = Path(path)
-    config = model.config
+    config = require_instance(model, Transformer, "model").config
+    vocabs = {"source_vocab": source_vocab, "target_vocab": target_vocab}
+    if (source_vocab is None) != (target_vocab is None):
+        raise ValueError("give both source_vocab and target_vocab, or neither")
     sizes = (config.src_vocab_size, config.tgt_vocab_size)
-    task_sizes = (len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB))
-    if sizes != task_sizes:
-        raise ValueError(f"the model's vocabulary sizes {sizes} are not the number task's "
-                         f"{task_sizes}: a checkpoint stores the task's vocabularies")
+    if source_vocab is not None:
+        for key, vocab in vocabs.items():
+            require_instance(vocab, Vocab, key)
+        if sizes != (len(source_vocab), len(target_vocab)):
+            raise ValueError(f"the vocabularies' sizes ({len(source_vocab)}, "
+                             f"{len(target_vocab)}) are not the model's {sizes}")
     arrays = {PARAM_PREFIX + name: p for name, p in model.named_parameters()}
     arrays.update(
         format=np.array(CHECKPOINT_FORMAT),
         config=np.array(json.dumps(dataclasses.asdict(config))),
         metadata=np.array(json.dumps(metadata)),
-        source_vocab=np.array(tasks.SOURCE_VOCAB.tokens),
-        target_vocab=np.array(tasks.TARGET_VOCAB.tokens),
     )
+    arrays.update({key: np.array(vocab.tokens) for key, vocab in vocabs.items()
+                   if vocab is not None})
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -66,11 +75,11 @@ def save_checkpoint(path, model, **metadata):
 def load_checkpoint(path):
     """A checkpoint written by save_checkpoint -> (model, meta).
 
-    meta: {"config" (TransformerConfig), "source_vocab", "target_vocab" (tasks.Vocab),
-    "metadata" (dict)}. A missing file is FileNotFoundError; a truncated, corrupt or foreign
-    file, a config that does not fit the weights, or weights that are not finite is a
-    ValueError naming the path.
-    Notebook 07 (the shipped translator) and 08 §6.
+    meta: {"config" (TransformerConfig), "source_vocab", "target_vocab" (Vocabs, or None
+    when the file has none), "metadata" (dict)}. A missing file is FileNotFoundError; a
+    truncated, corrupt or foreign file, a config that does not fit the weights, or weights
+    that are not finite is a ValueError naming the path.
+    load_translator uses it (notebook 07); no notebook calls it by name.
     """
     path = Path(path)
     if not path.exists():
@@ -93,7 +102,7 @@ def _load(path):
     with zipfile.ZipFile(path) as archive:
         members = {name[:-len(".npy")]: name for name in archive.namelist()
                    if name.endswith(".npy")}
-        missing = [k for k in TEXT_MEMBERS + VOCAB_MEMBERS if k not in members]
+        missing = [k for k in TEXT_MEMBERS if k not in members]
         if missing:
             raise ValueError(f"not a minitf checkpoint (no {', '.join(missing)})")
         unexpected = sorted(k for k in members
@@ -109,12 +118,17 @@ def _load(path):
                              f"(expected {CHECKPOINT_FORMAT!r})")
         config = _config(_text(archive, members["config"]))
         metadata = json.loads(_text(archive, members["metadata"]))
-        source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
-        target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
-        sizes = (config.src_vocab_size, config.tgt_vocab_size)
-        if sizes != (len(source_vocab), len(target_vocab)):
-            raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
-                             f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
+        source_vocab = target_vocab = None
+        stored = [k for k in VOCAB_MEMBERS if k in members]
+        if len(stored) == 1:
+            raise ValueError(f"the file holds {stored[0]} but not the other vocabulary")
+        if stored:
+            source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
+            target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
+            sizes = (config.src_vocab_size, config.tgt_vocab_size)
+            if sizes != (len(source_vocab), len(target_vocab)):
+                raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
+                                 f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
         params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
                   if k.startswith(PARAM_PREFIX)}
         dtype = _check_weights_fit(config, params)
@@ -203,13 +217,13 @@ def _check_weights_fit(config, params):
 
 def _vocab(archive, name, key):
     shape, dtype = _header(archive, name)
-    n = len(tasks.SPECIAL_TOKENS)
+    n = len(SPECIAL_TOKENS)
     if dtype.kind != "U" or len(shape) != 1 or shape[0] > 1 << 20:
-        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
+        raise ValueError(f"{key!r} should list the tokens, starting with {SPECIAL_TOKENS}")
     tokens = _array(archive, name)
-    if tuple(tokens[:n]) != tasks.SPECIAL_TOKENS:
-        raise ValueError(f"{key!r} should list the tokens, starting with {tasks.SPECIAL_TOKENS}")
-    return tasks.Vocab(tokens[n:].tolist())
+    if tuple(tokens[:n]) != SPECIAL_TOKENS:
+        raise ValueError(f"{key!r} should list the tokens, starting with {SPECIAL_TOKENS}")
+    return Vocab(tokens[n:].tolist())
 
 
 def _file_mode(path):

@@ -3,7 +3,8 @@
 Built in notebook 10 §5; run as ``python -m minitf train --engine torch [--nproc N] [--device
 cpu|cuda]``, or under torchrun on several machines (README).
 
-The same task, batches, loss, clipping and learning-rate schedule as `minitf.train.train`, with
+The same task, batches, loss, clipping and learning-rate schedule as
+`minitf.translator.train_translator`, with
 torch doing the arithmetic: the model is `to_torch` of a new minitf model, the optimiser
 torch's Adam under a LambdaLR that follows minitf's `warmup_schedule` × `cooldown_factor`.
 Every process draws the same batch (same seed), runs its own shard of the rows, and
@@ -29,11 +30,12 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from . import tasks
-from . import train as training
-from .model import Transformer
-from .pytorch import from_torch, to_torch
-from .tasks import PAD_ID
+from .. import tasks
+from ..model import Transformer
+from ..tokens import PAD_ID
+from ..train import TrainConfig, cooldown_factor, report_line, warmup_schedule
+from ..translator import BY_SHAPE, TRANSLATOR_CONFIG
+from . import from_torch, to_torch
 
 TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -43,20 +45,21 @@ def started_by_torchrun():
     return all(v in os.environ for v in TORCHRUN_VARIABLES)
 
 
-def train(config=None, *, model_config=training.TRANSLATOR_CONFIG, nproc=1,
+def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
           device="cpu", seed=0, numbers=None, log_every=100, eval_size=500, max_seconds=None,
           verbose=True, threads=None, header=None, stream=None, eval_name="held-out", **changes):
     """Train a new translator with torch in `nproc` processes -> (minitf model, history).
 
     config: minitf.train.TrainConfig (default TrainConfig()), with keyword `changes` applied
-    (`train(steps=150)`);
-    model_config: the TransformerConfig of the new model, made as minitf.train.new_model
-    makes it (rng=seed); the other arguments mean what they mean for minitf.train.train.
+    (`train_with_torch(steps=150)`);
+    model_config: the TransformerConfig of the new model, made as minitf.translator.new_model
+    makes it (rng=seed); the other arguments mean what they mean for
+    minitf.translator.train_translator.
     `header`: a line process 0 prints first, followed by how the processes run. Under
     torchrun (which sets the processes) leave nproc at 1; there every process but the first
     returns (None, None). Notebook 10 §5.
     """
-    config = dataclasses.replace(config or training.TrainConfig(), **changes)
+    config = dataclasses.replace(config or TrainConfig(), **changes)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -141,29 +144,28 @@ def _run(rank, world_size, local_rank, job, stream):
 def _loop(rank, world_size, cuda_index, job, stream):
     cfg = job["config"]
     train_numbers, test_numbers = job["numbers"]
-    rng = np.random.default_rng(job["seed"])  # drawn in the same order as minitf.train.train
-    eval_numbers = rng.permutation(test_numbers)[:job["eval_size"]]
-    batches = training._Batches(train_numbers, cfg.by_shape)
+    rng = np.random.default_rng(job["seed"])  # drawn in the order train_translator draws
+    task = tasks.NumberTask(train_numbers, test_numbers, by_shape=BY_SHAPE,
+                            eval_size=job["eval_size"], rng=rng)
     device = "cpu" if cuda_index is None else f"cuda:{cuda_index}"
     first = Transformer.from_config(job["model_config"], rng=job["seed"])  # as new_model does
     module = to_torch(first, device=device)
     model = DistributedDataParallel(module, device_ids=None if cuda_index is None
                                     else [cuda_index], forward_sync_buffers=False)
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: training.warmup_schedule(
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: warmup_schedule(
         i + 1, d_model=module.d_model, warmup=cfg.warmup, scale=cfg.lr_scale)
-        * training.cooldown_factor(min(i + 1, cfg.steps), cfg.steps, cfg.cooldown))
+        * cooldown_factor(min(i + 1, cfg.steps), cfg.steps, cfg.cooldown))
     # (LambdaLR also asks for the rate after the last step, which is never used)
     is_first = rank == 0
-    progress = (training._Progress(cfg.steps, stream, job["eval_name"])
-                if is_first and job["verbose"] else None)
+    verbose = is_first and job["verbose"]
     history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}
     loss_sum = torch.zeros((), dtype=torch.float64, device=device)  # this rank's, since report
     steps_since, tokens, start = 0, 0, time.perf_counter()
-    interval_start, step, accuracy = start, 0, None
+    interval_start, step = start, 0
     while step < cfg.steps:
         step += 1
-        src, tgt_in, tgt_out = batches.sample(rng, cfg.batch_size)
+        (src, tgt_in), tgt_out = task.sample(rng, cfg.batch_size)
         n_tokens = int((tgt_out != PAD_ID).sum())  # of the whole batch, over every process
         rows = np.array_split(np.arange(len(src)), world_size)[rank]  # this process's shard
         lr = schedule.get_last_lr()[0]
@@ -186,21 +188,16 @@ def _loop(rank, world_size, cuda_index, job, stream):
             dist.all_reduce(loss_sum)  # Σ over processes: the whole batches' mean losses
             if is_first:
                 elapsed = time.perf_counter() - interval_start
-                accuracy = training.exact_match(from_torch(model),
-                                                test_numbers if last else eval_numbers)
-                history["step"].append(step)
-                history["loss"].append(loss_sum.item() / steps_since)
-                history["accuracy"].append(accuracy)
-                history["tokens_per_s"].append(tokens / max(elapsed, 1e-9))
-                history["lr"].append(lr)
-                if progress:
-                    progress.report(step, history["loss"][-1], accuracy,
-                                    history["tokens_per_s"][-1], final=last)
+                report = {"step": step, "loss": loss_sum.item() / steps_since,
+                          "accuracy": task.evaluate(from_torch(model), last),
+                          "tokens_per_s": tokens / max(elapsed, 1e-9), "lr": lr}
+                for key, value in report.items():
+                    history[key].append(value)
+                if verbose:
+                    print(report_line(report, cfg.steps, job["eval_name"]), file=stream,
+                          flush=True)
             loss_sum.zero_()
             steps_since, tokens, interval_start = 0, 0, time.perf_counter()
-        elif progress:  # between reports: process 0's shard stands for the whole batch
-            progress.update(step, loss_sum.item() * world_size / steps_since, accuracy,
-                            tokens / max(time.perf_counter() - interval_start, 1e-9))
         if last:
             break
     dist.barrier()  # the others wait while process 0 measures the last exact match

@@ -1,7 +1,7 @@
 """The bridge to PyTorch: the same Transformer in torch's own layers, weights carried over.
 
-Built in notebook 10. The only module of minitf that imports torch (an optional extra:
-``pip install -e '.[torch]'``).
+Built in notebook 10. This package is the only part of minitf that imports torch (an optional
+extra: ``pip install -e '.[torch]'``); `engine` trains the translator with it across processes.
 
 `to_torch(model)` builds a `TorchTransformer` from `nn.TransformerEncoderLayer` and
 `nn.TransformerDecoderLayer` (batch first, dropout 0, the same norm_first, activation and
@@ -89,9 +89,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .model import Transformer, TransformerConfig
-from .positional import sinusoidal_encoding
-from .tasks import BOS_ID, EOS_ID, PAD_ID
+from ..model import Transformer, TransformerConfig
+from ..positional import sinusoidal_encoding
+from ..tokens import BOS_ID, EOS_ID, PAD_ID
+from ..validation import require_token_ids
 
 
 class How(NamedTuple):
@@ -195,12 +196,12 @@ def _gelu_tanh(x):
 _ACTIVATIONS = {"relu": "relu", "gelu": _gelu_tanh}  # minitf's ACTIVATIONS, in torch
 
 
-def _check_ids(ids, name, max_len):
+def _check_ids(ids, name, max_len, vocab_size):
+    """The numpy side's token-id check (minitf.validation.require_token_ids), on a tensor."""
     ids = torch.as_tensor(ids)
     if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
-    if ids.dim() != 2:
-        raise ValueError(f"{name} must have shape (B, L), got shape {tuple(ids.shape)}")
+        raise ValueError(f"{name} must be an integer array of token ids, got dtype {ids.dtype}")
+    require_token_ids(ids.detach().cpu().numpy(), vocab_size, name, ndim=2)
     if ids.shape[1] > max_len:
         raise ValueError(f"{name} has length {ids.shape[1]}, longer than max_len={max_len}")
     return ids.long()
@@ -242,7 +243,8 @@ class TorchTransformer(nn.Module):
         return embedding(ids) * math.sqrt(self.d_model) + self.pe[:ids.shape[1]]
 
     def _ids(self, ids, name):
-        return _check_ids(ids, name, self.max_len).to(self.generator.weight.device)
+        vocab = self.config.src_vocab_size if name == "src" else self.config.tgt_vocab_size
+        return _check_ids(ids, name, self.max_len, vocab).to(self.generator.weight.device)
 
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""

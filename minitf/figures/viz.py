@@ -1,7 +1,7 @@
 """Pictures for the course: attention heatmaps and labelled matrices.
 
 This is the only module of minitf that imports matplotlib; everything else is plain numpy.
-Chinese labels are drawn with a small font shipped in ``minitf/fonts`` (see its README), so
+Chinese labels are drawn with a small font shipped in ``minitf/figures/fonts`` (see its README), so
 plots look the same on every machine, with or without a system CJK font.
 Used by the notebooks' figures, from notebook 00 on.
 """

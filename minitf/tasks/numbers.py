@@ -11,17 +11,12 @@ import re
 
 import numpy as np
 
-from .validation import (
-    require_bool,
-    require_int,
-    require_int_array,
-    require_real,
-    shorten,
-)
+from ..generate import translate_ids
+from ..module import as_rng
+from ..tokens import BOS_ID, EOS_ID, PAD_ID, pad
+from ..validation import require_int, require_int_array, require_real, shorten
+from .vocab import Vocab
 
-PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
-SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
-_N_SPECIAL = len(SPECIAL_TOKENS)
 MAX_NUMBER = 9999
 
 ONES = tuple(
@@ -88,63 +83,6 @@ def chinese(n):
     return "".join(out)
 
 
-class Vocab:
-    """Token <-> id table; the four special tokens take ids 0..3, `tokens` follow in order.
-    Notebook 00 §2."""
-
-    def __init__(self, tokens):
-        tokens = list(tokens)
-        clashes = sorted(set(tokens) & set(SPECIAL_TOKENS))
-        if clashes:
-            raise ValueError(f"special tokens are added automatically; remove {clashes}")
-        duplicates = sorted({t for t in tokens if tokens.count(t) > 1})
-        if duplicates:
-            raise ValueError(f"duplicate tokens: {duplicates}")
-        self.tokens = list(SPECIAL_TOKENS) + tokens
-        self._ids = {t: i for i, t in enumerate(self.tokens)}
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __contains__(self, token):
-        return token in self._ids
-
-    def __repr__(self):
-        return f"Vocab({self.tokens[_N_SPECIAL:]!r})"
-
-    def id(self, token):
-        """The id of `token`; ValueError if it is not in the vocabulary."""
-        try:
-            return self._ids[token]
-        except (KeyError, TypeError):
-            raise ValueError(f"{token!r} is not in the vocabulary") from None
-
-    def encode(self, tokens):
-        """List of tokens -> list of ids."""
-        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
-            raise TypeError(f"tokens must be a list of tokens, got {type(tokens).__name__}")
-        return [self.id(t) for t in tokens]
-
-    def decode(self, ids, *, strip_special=True):
-        """Ids (1-D) -> tokens. By default stops at <eos> and drops <pad> and <bos>;
-        with ``strip_special=False`` every id becomes its token."""
-        ids = require_int_array(ids, "ids")
-        strip_special = require_bool(strip_special, "strip_special")
-        if ids.ndim != 1:
-            raise ValueError(f"ids must be a 1-D sequence, got shape {ids.shape}")
-        out = []
-        for i in ids.tolist():
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"id {i!r} is not in 0..{len(self) - 1}")
-            if strip_special:
-                if i == EOS_ID:
-                    break
-                if i in (PAD_ID, BOS_ID):
-                    continue
-            out.append(self.tokens[i])
-        return out
-
-
 SOURCE_VOCAB = Vocab(NUMBER_WORDS)
 TARGET_VOCAB = Vocab(CHARACTERS)
 
@@ -179,7 +117,7 @@ def source_words(text):
     """Split English text at whitespace into words of the source vocabulary, lower-cased;
     ValueError naming the first word that is not one. These are the model's tokens: no
     hyphens, no "and" (`canonical_english` writes any number phrase with them).
-    Notebook 00 §2."""
+    No notebook calls it by name."""
     words = _require_str(text).lower().split()
     if not words:
         raise ValueError("the text is empty")
@@ -262,7 +200,7 @@ def parse_english(text):
     and five", "three thousand and twelve") are accepted. Anything else is a ValueError that
     names the problem: an unknown word (with the closest known one), a word out of place, or
     a number outside 0..9999 ("ten thousand").
-    Notebook 00 §2.
+    No notebook calls it by name.
     """
     words = _number_words(text)
     if "zero" in words:
@@ -288,13 +226,13 @@ def canonical_english(text):
     """A number phrase as people write it -> the words `english` writes for it, which are the
     words the model was trained on: ``"Twenty-One" -> "twenty one"``,
     ``"one hundred and five" -> "one hundred five"``. ValueError as parse_english.
-    Used by minitf.translate (notebook 07)."""
+    Used by minitf.translate; no notebook calls it by name."""
     return english(parse_english(text))
 
 
 def target_chars(text):
     """Split Chinese text into known characters (whitespace ignored); ValueError otherwise.
-    Notebook 00 §2."""
+    No notebook calls it by name."""
     chars = [c for c in _require_str(text) if not c.isspace()]
     if not chars:
         raise ValueError("the text is empty")
@@ -319,7 +257,7 @@ def encode_target(text):
 
 def decode_source(ids):
     """Source ids `(L,)` -> words joined by spaces; stops at <eos>, ignores <pad>/<bos>.
-    Notebook 00 §2."""
+    No notebook calls it by name."""
     return " ".join(SOURCE_VOCAB.decode(ids))
 
 
@@ -340,23 +278,6 @@ def split(test_fraction=0.2, seed=0):
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
 
-def pad(sequences, pad_id=PAD_ID):
-    """List of B 1-D int sequences -> `(B, max_len)` int64, shorter rows filled with `pad_id`.
-    Notebook 00 §2."""
-    if not isinstance(sequences, (list, tuple, np.ndarray)):
-        raise TypeError(f"sequences must be a list of id sequences, got "
-                        f"{type(sequences).__name__}")
-    pad_id = require_int(pad_id, "pad_id")
-    rows = [require_int_array(s, f"sequences[{i}]") for i, s in enumerate(sequences)]
-    for i, row in enumerate(rows):
-        if row.ndim != 1:
-            raise ValueError(f"sequences[{i}] is not 1-D (shape {row.shape})")
-    out = np.full((len(rows), max((len(r) for r in rows), default=0)), pad_id, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def make_batch(numbers):
     """Numbers (B,) -> (src, tgt_in, tgt_out), int64, padded with 0.
 
@@ -374,3 +295,74 @@ def make_batch(numbers):
     targets = [encode_target(chinese(n)) for n in numbers]
     tgt_in = pad([np.concatenate([[BOS_ID], t[:-1]]) for t in targets])
     return src, tgt_in, pad(targets)
+
+
+# Training on the task: batches drawn shape by shape, and the exact match it is judged by.
+
+def number_shape(n):
+    """The shape of a number: its digits with every nonzero one written x, and teens marked,
+    because Chinese writes them differently (十二, not 一十二): 7 -> 'x', 40 -> 'x0',
+    12 -> 'xx teen', 1005 -> 'x00x', 0 -> '0'. There are 18 shapes in 0..9999.
+    Notebook 08 §6 (sampling the training numbers)."""
+    n = require_int(n, "n", 0, MAX_NUMBER)
+    digits = "".join("0" if c == "0" else "x" for c in str(n))
+    return digits + (" teen" if 10 <= n < 20 else "")
+
+
+def exact_match(model, numbers, batch_size=500, beam_size=1):
+    """Fraction of `numbers` whose greedy (or beam) translation equals chinese(n).
+    NumberTask.evaluate uses it; no notebook calls it by name."""
+    numbers = require_int_array(numbers, "numbers")
+    batch_size = require_int(batch_size, "batch_size", low=1)
+    if numbers.ndim != 1 or numbers.size == 0:
+        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
+                         f"{numbers.shape}: an accuracy over no numbers means nothing")
+    correct = 0
+    for i in range(0, len(numbers), batch_size):
+        chunk = numbers[i:i + batch_size]
+        src, _, _ = make_batch(chunk)
+        out = translate_ids(model, src, beam_size)
+        correct += sum(decode_target(row) == chinese(int(n)) for row, n in zip(out, chunk))
+    return correct / len(numbers)
+
+
+class NumberTask:
+    """The number task as `minitf.train.train` takes it: training pairs, each encoded once,
+    and held-out numbers to measure the exact match on. Notebook 08 §6.
+
+    `sample(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
+    A uniform draw would rarely show the short numbers people type first: 0..99 are 1% of
+    0..9999 and the round thousands 0.09%. So a share `by_shape` of the draws picks a shape
+    (number_shape) uniformly, then a number of that shape; the rest are uniform.
+    `evaluate(model, final)` is the exact match on `eval_size` of the test numbers, drawn
+    from `rng` now, or on all of them when `final`.
+    """
+
+    ignore_index = PAD_ID
+
+    def __init__(self, train_numbers, test_numbers, *, by_shape=0.5, eval_size=500, rng=0):
+        by_shape = require_real(by_shape, "by_shape", 0, 1)
+        eval_size = require_int(eval_size, "eval_size", low=1)
+        train_numbers = require_int_array(train_numbers, "train_numbers")
+        self.test_numbers = require_int_array(test_numbers, "test_numbers")
+        for name, numbers in (("train_numbers", train_numbers),
+                              ("test_numbers", self.test_numbers)):
+            if numbers.ndim != 1 or numbers.size == 0:
+                raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
+                                 f"{numbers.shape}")
+        self.eval_numbers = as_rng(rng).permutation(self.test_numbers)[:eval_size]
+        self.src, self.tgt_in, self.tgt_out = make_batch(train_numbers)
+        self.src_len = (self.src != PAD_ID).sum(axis=1)
+        self.tgt_len = (self.tgt_out != PAD_ID).sum(axis=1)
+        shapes = [number_shape(n) for n in np.asarray(train_numbers).tolist()]
+        _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
+        self.p = ((1 - by_shape) / len(shapes)
+                  + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
+
+    def sample(self, rng, batch_size):
+        rows = rng.choice(len(self.src), size=batch_size, p=self.p)
+        ls, lt = self.src_len[rows].max(), self.tgt_len[rows].max()
+        return (self.src[rows, :ls], self.tgt_in[rows, :lt]), self.tgt_out[rows, :lt]
+
+    def evaluate(self, model, final=False):
+        return exact_match(model, self.test_numbers if final else self.eval_numbers)

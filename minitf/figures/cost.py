@@ -9,8 +9,8 @@ import tracemalloc
 
 import numpy as np
 
-from .attention import causal_mask, scaled_dot_product_attention
-from .validation import require_int
+from ..attention import causal_mask, scaled_dot_product_attention
+from ..validation import require_int
 
 
 def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):

@@ -1,0 +1,45 @@
+"""The tasks the course trains on, generated, never downloaded.
+
+- `numbers`: English number words -> Chinese numerals for 0..9999, the running task
+  (notebooks 00, 05–08); its names are importable from `minitf.tasks` directly.
+- `referent`: what "it" refers to in the notes' sentence, learned by an encoder (notebook 09).
+
+Both build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
+"""
+
+from ..tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad
+from .numbers import (
+    CHARACTERS,
+    DIGITS,
+    MAX_NUMBER,
+    NUMBER_WORDS,
+    ONES,
+    SOURCE_VOCAB,
+    TARGET_VOCAB,
+    TENS,
+    UNITS,
+    NumberTask,
+    canonical_english,
+    chinese,
+    decode_source,
+    decode_target,
+    encode_source,
+    encode_target,
+    english,
+    exact_match,
+    make_batch,
+    number_shape,
+    parse_english,
+    source_words,
+    split,
+    target_chars,
+)
+from .vocab import SPECIAL_TOKENS, Vocab
+
+__all__ = [
+    "BOS_ID", "CHARACTERS", "DIGITS", "EOS_ID", "MAX_NUMBER", "NUMBER_WORDS", "ONES", "PAD_ID",
+    "SOURCE_VOCAB", "SPECIAL_TOKENS", "TARGET_VOCAB", "TENS", "UNITS", "UNK_ID", "NumberTask",
+    "Vocab", "canonical_english", "chinese", "decode_source", "decode_target", "encode_source",
+    "encode_target", "english", "exact_match", "make_batch", "number_shape", "pad",
+    "parse_english", "source_words", "split", "target_chars",
+]

@@ -1,0 +1,288 @@
+"""The command line: `python -m minitf train …` and `python -m minitf translate …`.
+
+Every mistake on the command line is one line on stderr and exit status 2, found before any
+work starts.
+"""
+
+import argparse
+import dataclasses
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import tasks
+from ..train import TrainConfig
+from ..validation import require_int, require_real, shorten
+from . import (
+    BY_SHAPE,
+    TRANSLATOR_CONFIG,
+    load_translator,
+    new_model,
+    save_translator,
+    train_translator,
+    translate_each,
+)
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+STDIN_BATCH = 1000  # lines of piped stdin translated together
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (it prints the usage first otherwise)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+# train
+
+
+def _blas_threads_to_set(args):
+    """The BLAS thread count train must run with, or None when the process already has it.
+
+    --threads, else 1 unless the environment chooses: the model's matrices are so small
+    that more threads only add waiting, and a busy machine makes that far worse.
+    """
+    wanted = args.threads
+    if wanted is None and not any(v in os.environ for v in BLAS_THREAD_VARIABLES):
+        wanted = 1
+    if wanted is None or all(os.environ.get(v) == str(wanted) for v in BLAS_THREAD_VARIABLES):
+        return None
+    return wanted
+
+
+def _rerun_with_blas_threads(threads, argv):
+    """numpy has loaded its BLAS before this module runs, and BLAS reads its thread count
+    when it loads: so run the same command again in a process that has it set."""
+    env = {**os.environ, **{v: str(threads) for v in BLAS_THREAD_VARIABLES}}
+    command = [sys.executable, "-m", "minitf", *argv]
+    if os.name == "posix":
+        sys.stdout.flush()
+        os.execve(sys.executable, command, env)
+    return subprocess.call(command, env=env)
+
+
+def _check_out(out):
+    """--out must name a file in a folder that exists and can be written to."""
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"--out {shorten(out)} is a folder; give a file name, "
+                         f"e.g. {shorten(str(path / 'translator.npz'))}")
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"--out {shorten(out)}: {shorten(str(folder))} {problem}")
+    try:  # a trial file: permissions, read-only file systems and the like all show here
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise ValueError(f"--out {shorten(out)}: cannot write in {shorten(str(folder))} "
+                         f"({e.strerror or e})") from None
+
+
+def _check_train_options(args):
+    """Every train option, checked before anything is trained."""
+    require_int(args.steps, "--steps", low=1)
+    require_int(args.seed, "--seed", low=0)
+    if args.max_seconds is not None:
+        require_real(args.max_seconds, "--max-seconds", 0, low_open=True)
+    if args.threads is not None:
+        require_int(args.threads, "--threads", low=1)
+    require_int(args.nproc, "--nproc", low=1)
+    if args.engine == "numpy" and (args.nproc, args.device) != (1, "cpu"):
+        raise ValueError("--nproc and --device need --engine torch")
+    _check_out(args.out)
+
+
+def _train(args):
+    config = dataclasses.replace(TrainConfig(), steps=args.steps)
+    if args.all_numbers:
+        every = np.arange(tasks.MAX_NUMBER + 1)
+        numbers, trained_on, measured_on = (every, every), "all numbers 0..9999", "all"
+    else:
+        numbers, measured_on = tasks.split(), "held-out"
+        trained_on = "the training numbers of tasks.split() (2000 held out)"
+    train_config = {**dataclasses.asdict(config), "by_shape": BY_SHAPE}
+    settings = {**dataclasses.asdict(TRANSLATOR_CONFIG), **train_config}
+    header = (f"training on {trained_on}: " + ", ".join(f"{k}={v}" for k, v in settings.items())
+              + f", seed={args.seed}")
+    start, cpu_start = time.perf_counter(), time.process_time()
+    if args.engine == "torch":
+        model, history = _train_with_torch(args, config, numbers, header, measured_on)
+        if model is None:  # a torchrun process other than the first: it saves nothing
+            return 0
+    else:
+        threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+        print(f"{header}; BLAS threads {threads}")
+        model = new_model(args.seed)
+        history = train_translator(model, config, seed=args.seed, numbers=numbers,
+                                   max_seconds=args.max_seconds, verbose=not args.quiet,
+                                   eval_name=measured_on)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    accuracy, tested = history["accuracy"][-1], len(numbers[1])
+    score = {"exact_match_all" if args.all_numbers else "held_out_exact_match": accuracy}
+    path = save_translator(args.out, model, seed=args.seed, steps=history["step"][-1],
+                           trained_on=trained_on, command=args.command_line, **score,
+                           train_config=train_config, engine=args.engine)
+    print(f"exact match on {measured_on} {tested} numbers: {accuracy:.2%} "
+          f"({round(accuracy * tested)}/{tested}) after {history['step'][-1]} steps in "
+          f"{seconds:.1f} s ({cpu:.1f} s of CPU in this process); saved to {path}")
+    return 0
+
+
+def _train_with_torch(args, config, numbers, header, eval_name):
+    try:
+        from ..pytorch.engine import train_with_torch  # imports torch: only here
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ValueError("--engine torch needs PyTorch: pip install -e '.[torch]'") from None
+    return train_with_torch(config, nproc=args.nproc, device=args.device, seed=args.seed,
+                            numbers=numbers, max_seconds=args.max_seconds,
+                            verbose=not args.quiet, threads=args.threads, header=header,
+                            eval_name=eval_name)
+
+
+def _add_train(commands):
+    p = commands.add_parser("train", help="train the translator from scratch and save it")
+    p.add_argument("--steps", type=int, default=TrainConfig.steps,
+                   help="optimiser steps (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
+    p.add_argument("--out", default="translator.npz",
+                   help="where to save the checkpoint (default %(default)s)")
+    p.add_argument("--all-numbers", action="store_true",
+                   help="train on every number 0..9999 and measure on all of them, as the "
+                        "shipped weights were; by default 2000 numbers are held out and the "
+                        "exact match is measured on them")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="stop after this many seconds of training")
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default 1, unless OPENBLAS_NUM_THREADS or "
+                        "OMP_NUM_THREADS is set): this small model gains nothing from more")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--engine", choices=("numpy", "torch"), default="numpy",
+                   help="numpy: minitf's own forward and backward (default); torch: the same "
+                        "model in PyTorch under torch.distributed (needs torch installed)")
+    p.add_argument("--nproc", type=int, default=1,
+                   help="with --engine torch: processes on this machine, each training on "
+                        "its share of every batch (default %(default)s)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="with --engine torch: where each process computes (default %(default)s)")
+    p.set_defaults(run=_train, check=_check_train_options)
+
+
+# translate
+
+
+def _utf8_output():
+    """Chinese numerals need an encoding that has them: a console that cannot write them
+    (an ASCII locale, PYTHONIOENCODING=ascii) gets UTF-8 anyway, rather than a traceback."""
+    try:
+        "零".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(encoding="utf-8")
+    for stream, errors in ((sys.stderr, "backslashreplace"), (sys.stdin, "replace")):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=errors)
+
+
+def _stdin_batches():
+    """Lists of (line number, text) from stdin, text None for a blank line: one line at a
+    time from a terminal, so each answer comes as soon as its line is typed; STDIN_BATCH
+    lines at a time from a pipe."""
+    size = 1 if sys.stdin.isatty() else STDIN_BATCH
+    batch = []
+    for number, line in enumerate(sys.stdin, 1):
+        batch.append((f"line {number}", line.rstrip("\r\n") if line.strip() else None))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _translate(args):
+    _utf8_output()
+    load_translator(args.checkpoint)  # a bad checkpoint is refused before any input is read
+    if args.texts:
+        batches = [[(f"argument {i}", text) for i, text in enumerate(args.texts, 1)]]
+    else:
+        batches = _stdin_batches()
+    refused = 0
+    for batch in batches:
+        texts = [text for _, text in batch if text is not None]
+        answers = iter(translate_each(texts, checkpoint=args.checkpoint, beam_size=args.beam))
+        for where, text in batch:
+            answer = "" if text is None else next(answers)  # a blank line for a blank line
+            if isinstance(answer, ValueError):
+                print(f"{where} {shorten(text)}: {answer}", file=sys.stderr)
+                refused += 1
+                answer = ""
+            print(answer)
+        sys.stdout.flush()
+    return 2 if refused else 0
+
+
+def _check_translate_options(args):
+    require_int(args.beam, "--beam", low=1)
+
+
+def _add_translate(commands):
+    p = commands.add_parser(
+        "translate", help="translate number words, e.g. 'one thousand five'",
+        description="Translate English number words (0..9999, as people write them: "
+                    "'Twenty-one', 'one hundred and five') to Chinese numerals. One output "
+                    "line per input, in order; an input that cannot be read gives an empty "
+                    "line, is named on stderr, and makes the exit status 2.")
+    p.add_argument("texts", nargs="*",
+                   help="phrases to translate; without any, one per line from stdin (a blank "
+                        "line is answered with a blank line)")
+    p.add_argument("--checkpoint", default=None,
+                   help="a checkpoint saved by train (default: the shipped weights)")
+    p.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
+    p.set_defaults(run=_translate, check=_check_translate_options)
+
+
+def _parser():
+    parser = _Parser(
+        prog="python -m minitf",
+        description="Translate English number words to Chinese numerals with a small "
+                    "Transformer, or train one.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_train(commands)
+    _add_translate(commands)
+    return parser
+
+
+def main(argv=None):
+    """Run a command; argv None means this process's command line, and only then may train
+    restart the process to set the BLAS threads."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = _parser().parse_args(words)
+    args.command_line = shlex.join(["python", "-m", "minitf", *words])
+    try:
+        args.check(args)
+        if args.command == "train" and argv is None:
+            threads = _blas_threads_to_set(args)
+            if threads is not None:
+                return _rerun_with_blas_threads(threads, words)
+        return args.run(args)
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(str(e).splitlines()[0] if str(e) else type(e).__name__, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `… | head -1`: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
