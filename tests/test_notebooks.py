@@ -234,6 +234,22 @@ def test_speaker_notes_sit_on_the_sub_slide_they_are_about(path):
 
 
 @parametrize
+def test_speaker_notes_are_folded_for_a_learner(path):
+    """A learner reading in JupyterLab sees a notes cell as one folded bar (its standard
+    `jupyter.source_hidden`); the decks still show the notes in the speaker view."""
+    nb = load(path)
+    notes = [i for i, cell in enumerate(nb.cells)
+             if cell.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+    assert notes, f"{path.name}: no speaker notes"
+    unfolded = [i for i in notes
+                if not nb.cells[i].metadata.get("jupyter", {}).get("source_hidden")]
+    assert not unfolded, f"{path.name}: notes cells {unfolded} are not folded"
+    folded_others = [i for i, cell in enumerate(nb.cells) if i not in notes
+                     and cell.metadata.get("jupyter", {}).get("source_hidden")]
+    assert not folded_others, f"{path.name}: cells {folded_others} are folded but not notes"
+
+
+@parametrize
 def test_exercises(path):
     calls = [(i, c) for i, c in code_cells(load(path)) if CHECKER_CALL.search(c.source)]
     problems = []
