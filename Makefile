@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab test notebooks slides bench clean
+.PHONY: lab torch test notebooks slides bench clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -33,9 +33,25 @@ ROOT_NOTE := make lab: you are root (a container or a cloud VM?), so JupyterLab 
 # JupyterLab serves the repository root, so the slides' rise.css reaches the shipped Chinese
 # font in minitf/figures/fonts/, and opens its file browser on notebooks/.
 LAB_DIRS = --ServerApp.root_dir="$(CURDIR)" --FileContentsManager.preferred_dir=notebooks
+# JupyterLab's configuration is the project's own .jupyter/, not the one in your home:
+# .jupyter/custom/custom.css draws Chinese in the notebooks with the shipped font, even on a
+# system with no CJK font, and .jupyter/lab/settings/overrides.json turns off the "get notified
+# about official Jupyter news?" question. Settings changed in the lab, and its workspaces, are
+# kept in .jupyter/lab/ too (not in git).
+LAB_CONFIG = --LabApp.custom_css=True --LabApp.app_settings_dir="$(CURDIR)/.jupyter/lab/settings"
 lab: $(STAMP)
 	@$(if $(ROOT_ARGS),echo "$(ROOT_NOTE)")
-	$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_DIRS) $(LAB_ARGS)
+	JUPYTER_CONFIG_DIR="$(CURDIR)/.jupyter" \
+		$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_DIRS) $(LAB_CONFIG) $(LAB_ARGS)
+
+# PyTorch for notebook 10, minitf.pytorch and `train --engine torch`, at the version CI tests
+# (.ci/run calls this target). pip takes it from PyPI, whose wheel for Linux x86-64 is the CUDA
+# build (several GB with its nvidia-* packages); TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# takes PyTorch's own CPU-only build instead (see the README).
+TORCH_VERSION := 2.13.0
+TORCH_INDEX ?=
+torch: $(STAMP)
+	$(BIN)/python -m pip install "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url "$(TORCH_INDEX)")
 
 # MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).

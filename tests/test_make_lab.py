@@ -5,9 +5,13 @@ The server test starts the real `make lab` on a free loopback port with no brows
 http://127.0.0.1:PORT/lab answers, then checks what the live slides (RISE) need: the file
 browser opens on notebooks/, RISE's /files/notebooks/rise.css is served, and so is the Chinese
 font that rise.css names (a url relative to rise.css, so only served when JupyterLab's root is
-the repository root). Then it stops the whole process group.
+the repository root), and the project's own JupyterLab configuration (.jupyter/): its custom.css
+with the same font for the notebook view, and the news question turned off. Then it stops the
+whole process group. `running_lab` starts the same server for the browser tests.
 """
 
+import contextlib
+import json
 import os
 import re
 import secrets
@@ -90,18 +94,46 @@ def stop_group(process):
             continue
 
 
-@pytest.mark.slow
-def test_make_lab_serves_jupyterlab(tmp_path):
+def start_lab(tmp_path):
+    """Start the real `make lab` on a free loopback port, with no browser, in a process group
+    of its own. Its runtime files, and the settings and workspaces the lab saves, go to
+    tmp_path, so a test neither reads nor changes the ones in the repository's .jupyter/lab/.
+    Returns the process, the server's base url, its token and the log of make lab."""
     port, token = free_port(), secrets.token_hex(16)
     lab_args = (f"--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
                 f"--ServerApp.port_retries=0 --IdentityProvider.token={token}")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces")}
     log_path = tmp_path / "make_lab.log"
     with open(log_path, "wb") as log:
-        lab = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"],
-                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
+        process = subprocess.Popen(
+            ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"], cwd=ROOT, env=env,
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+    return process, f"http://127.0.0.1:{port}", token, log_path
+
+
+@contextlib.contextmanager
+def running_lab(tmp_path):
+    """A `make lab` server that answers: yields its base url and token, then stops it."""
+    process, base, token, log_path = start_lab(tmp_path)
+    try:
+        status = first_answer(f"{base}/lab?token={token}", process, STARTUP_SECONDS)
+        if status != 200:
+            pytest.fail(f"make lab: /lab answered {status}:\n"
+                        f"{log_path.read_text(errors='replace')[-3000:]}")
+        yield base, token
+    finally:
+        stop_group(process)
+
+
+NOTIFICATION_SETTINGS = "@jupyterlab/apputils-extension:notification"
+
+
+@pytest.mark.slow
+def test_make_lab_serves_jupyterlab(tmp_path):
+    lab, base, token, log_path = start_lab(tmp_path)
     try:
         status = first_answer(f"{base}/lab?token={token}", lab, STARTUP_SECONDS)
         exited = lab.poll()
@@ -110,8 +142,14 @@ def test_make_lab_serves_jupyterlab(tmp_path):
             # where RISE asks for it: beside the notebook, through JupyterLab's /files/
             css_url = f"{base}/files/notebooks/rise.css"
             css_status, css = status_of(css_url, token)
-            fonts = {urljoin(css_url, url): status_of(urljoin(css_url, url), token)
-                     for url in font_urls(css.decode())}
+            # the notebook view's stylesheet, linked from the page (.jupyter/custom/custom.css)
+            custom_url = f"{base}/custom/custom.css"
+            custom_status, custom = status_of(custom_url, token)
+            fonts = [(sheet, urljoin(sheet, url), status_of(urljoin(sheet, url), token))
+                     for sheet, text in ((css_url, css), (custom_url, custom))
+                     for url in font_urls(text.decode())]
+            _, notification = status_of(f"{base}/lab/api/settings/{NOTIFICATION_SETTINGS}",
+                                        token)
     finally:
         stop_group(lab)
     log = log_path.read_text(errors="replace")
@@ -122,8 +160,15 @@ def test_make_lab_serves_jupyterlab(tmp_path):
     assert re.search(rb'"preferredPath": "/?notebooks/?"', lab_page), \
         "the file browser does not open on notebooks/"
     assert css_status == 200, f"{css_url} answered {css_status}"
-    assert fonts, "rise.css names no font file"
+    assert b'href="/custom/custom.css"' in lab_page, "the lab page does not load custom.css"
+    assert custom_status == 200, f"{custom_url} answered {custom_status}"
+    assert {sheet for sheet, _, _ in fonts} == {css_url, custom_url}, \
+        "rise.css and custom.css should each name a font file"
+    # .jupyter/lab/settings/overrides.json makes "false" (never) the default of fetchNews, so
+    # JupyterLab never asks "Would you like to get notified about official Jupyter news?"
+    fetch_news = json.loads(notification)["schema"]["properties"]["fetchNews"]
+    assert fetch_news["default"] == "false", fetch_news
     font_bytes = (ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf").read_bytes()
-    for url, (font_status, body) in fonts.items():
-        assert font_status == 200, f"{url} (named in rise.css) answered {font_status}"
+    for sheet, url, (font_status, body) in fonts:
+        assert font_status == 200, f"{url} (named in {sheet}) answered {font_status}"
         assert body == font_bytes, f"{url} is not minitf/figures/fonts/minitf-cjk.otf"

@@ -8,19 +8,16 @@ prose, table, code or output) is drawn in a font other than the shipped one, whe
 smaller than 24 px or code than 16 px, when a notes cell shows on a slide, or on a browser
 error other than the two known ones of jupyterlab-rise itself (KNOWN_ERRORS). Needs the
 `slides` extra (playwright) and a Chromium, like test_slides_browser.py; tests/conftest.py
-leaves it out without them (CI sets MINITF_REQUIRE_SLIDES=1).
+leaves it out without them (CI sets MINITF_REQUIRE_SLIDES=1). The server is the `lab` fixture
+of tests/conftest.py, shared with test_lab_browser.py (the notebook view).
 """
 
 import json
-import os
 import re
-import secrets
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_make_lab import STARTUP_SECONDS, first_answer, free_port, stop_group
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
@@ -85,28 +82,24 @@ _SIZES_JS = """
 """
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """The base url and token of a `make lab` server, stopped after the module."""
-    tmp = tmp_path_factory.mktemp("rise")
-    port, token = free_port(), secrets.token_hex(16)
-    lab_args = (f"--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
-                f"--ServerApp.port_retries=0 --IdentityProvider.token={token}")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp / "runtime")}
-    with open(tmp / "make_lab.log", "wb") as log:
-        process = subprocess.Popen(
-            ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}"], cwd=ROOT, env=env,
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        status = first_answer(f"{base}/lab?token={token}", process, STARTUP_SECONDS)
-        if status != 200:
-            pytest.fail(f"make lab: /lab answered {status}:\n"
-                        f"{(tmp / 'make_lab.log').read_text(errors='replace')[-3000:]}")
-        yield base, token
-    finally:
-        stop_group(process)
+def open_page(p, base, seen):
+    """A headless Chromium (p: a playwright) with one 1280x720 page that reaches only the
+    server at base: every other request is aborted and listed in seen["blocked"], and browser
+    errors are listed in seen["errors"]. Returns the browser and the page."""
+    def route(r):
+        if r.request.url.startswith(base + "/"):
+            r.continue_()
+        else:
+            seen["blocked"].append(r.request.url)
+            r.abort()
+
+    browser = p.chromium.launch(executable_path=inspect_decks.chromium_path())
+    page = browser.new_page(viewport={"width": inspect_decks.WIDTH,
+                                      "height": inspect_decks.HEIGHT})
+    page.route("**/*", route)
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: seen["errors"].append(f"uncaught: {e}"))
+    return browser, page
 
 
 @pytest.fixture(scope="module")
@@ -120,20 +113,8 @@ def deck(lab, tmp_path_factory):
     seen = {"errors": [], "responses": {}, "blocked": [], "cjk": [], "notes_shown": [],
             "shots": shots}
 
-    def route(r):
-        if r.request.url.startswith(base + "/"):
-            r.continue_()
-        else:
-            seen["blocked"].append(r.request.url)
-            r.abort()
-
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=inspect_decks.chromium_path())
-        page = browser.new_page(viewport={"width": inspect_decks.WIDTH,
-                                          "height": inspect_decks.HEIGHT})
-        page.route("**/*", route)
-        page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: seen["errors"].append(f"uncaught: {e}"))
+        browser, page = open_page(p, base, seen)
         page.on("response", lambda r: seen["responses"].setdefault(r.url.split("?")[0], r.status))
         page.goto(f"{base}/rise/{NOTEBOOK}?token={token}")
         page.wait_for_selector(".reveal .slides section.present", timeout=60_000)
