@@ -12,7 +12,7 @@ True = may attend, broadcastable to the scores (..., L_q, L_k).
 
 import numpy as np
 
-from .validation import all_finite, require_float_array, require_int
+from .validation import all_finite, require_fits, require_float_array, require_int
 
 
 def softmax(x, axis=-1):
@@ -26,28 +26,26 @@ def softmax(x, axis=-1):
     axis = None if axis is None else require_int(axis, "axis")  # None: over the whole array
     if x.size == 0:
         return x.copy()
-    row_max = np.max(x, axis=axis, keepdims=True)
-    _refuse_nan_or_posinf(row_max, "the softmax input x")
-    row_max[np.isneginf(row_max)] = 0  # a fully masked row stays -inf, and exp(-inf) = 0
-    e = np.exp(x - row_max)
+    e = np.exp(x - _row_max(x, axis, "the softmax input x"))
     total = np.sum(e, axis=axis, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 def log_softmax(x):
     """log softmax(x) along the last axis: x − max − log Σ exp(x − max). Notebook 07 §2
-    (beam scores); cross_entropy uses it (notebook 08 §1)."""
-    x = require_float_array(x, "x")
-    row_max = x.max(axis=-1, keepdims=True)
-    _refuse_nan_or_posinf(row_max, "the log_softmax input x")
-    shifted = x - row_max
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    (beam scores); cross_entropy uses it (notebook 08 §1). A row that is entirely -inf
+    (every class masked) stays -inf, not NaN."""
+    x = _validate_log_softmax_input(x)
+    shifted = x - _row_max(x, -1, "the log_softmax input x")
+    total = np.exp(shifted).sum(axis=-1, keepdims=True)
+    return shifted - np.log(total, out=np.zeros_like(total), where=total > 0)
 
 
 def causal_mask(n):
     """(n, n) bool, True on and below the diagonal: position i may attend to 0..i.
     Built in notebook 06 §1."""
     n = require_int(n, "n", low=0)
+    require_fits(2 * n * n, "two (n, n) bool arrays", n=n)
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -78,15 +76,15 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
 def scaled_dot_product_attention_backward(dout, q, k, v, weights):
     """Gradients (dq, dk, dv) of scaled_dot_product_attention given dL/d(out).
-    Derived in notebook 08 §3.
+    Derived in notebook 08 §3. dout and weights have the forward's shapes, (..., L_q, d_v)
+    and (..., L_q, L_k).
 
     With S = q kᵀ/√d_k, A = softmax(S), out = A v:
         dv = Aᵀ dout,  dA = dout vᵀ,  dS = A ⊙ (dA − Σ_j dA ⊙ A),
         dq = dS k / √d_k,  dk = dSᵀ q / √d_k.
     Masked positions have A = 0, so they receive no gradient.
     """
-    dout, q, k, v, weights = (require_float_array(a, name) for a, name in (
-        (dout, "dout"), (q, "q"), (k, "k"), (v, "v"), (weights, "weights")))
+    dout, q, k, v, weights = _validate_backward_inputs(dout, q, k, v, weights)
     scale = weights.dtype.type(1.0 / np.sqrt(q.shape[-1]))
     dv = np.swapaxes(weights, -1, -2) @ dout  # (..., L_k, d_v)
     d_weights = dout @ np.swapaxes(v, -1, -2)  # (..., L_q, L_k)
@@ -108,9 +106,36 @@ def _unbroadcast(grad, shape):
 
 # Validation: below the math it guards, so the formulas above read on their own.
 
-def _refuse_nan_or_posinf(row_max, name):
+def _row_max(x, axis, name):
+    """The max along `axis` (kept), refusing NaN and +inf; a fully masked row's max is taken
+    as 0, so the row stays -inf after the shift (and exp(-inf) = 0)."""
+    row_max = np.max(x, axis=axis, keepdims=True)
     if np.isnan(row_max).any() or np.isposinf(row_max).any():
         raise ValueError(f"{name} contains NaN or +inf")
+    return np.where(np.isneginf(row_max), 0, row_max)
+
+
+def _validate_log_softmax_input(x):
+    x = require_float_array(x, "x")
+    if x.ndim and x.shape[-1] == 0:
+        raise ValueError(f"x has no classes (shape {x.shape}, last axis 0): log_softmax "
+                         "needs at least one")
+    return x
+
+
+def _validate_backward_inputs(dout, q, k, v, weights):
+    """The arrays as floats, with weights of the scores' shape and dout of the output's."""
+    dout, q, k, v, weights = (require_float_array(a, name) for a, name in (
+        (dout, "dout"), (q, "q"), (k, "k"), (v, "v"), (weights, "weights")))
+    q, k, v, _ = _validate_attention_inputs(q, k, v, None)
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (
+        q.shape[-2], k.shape[-2])
+    for name, a, shape in (("weights", weights, scores_shape),
+                           ("dout", dout, scores_shape[:-1] + v.shape[-1:])):
+        if a.shape != shape:
+            raise ValueError(f"{name} has shape {a.shape} but the forward's was {shape} "
+                             f"(q {q.shape}, k {k.shape}, v {v.shape})")
+    return dout, q, k, v, weights
 
 
 def _validate_attention_inputs(q, k, v, mask):
@@ -124,6 +149,8 @@ def _validate_attention_inputs(q, k, v, mask):
             raise ValueError(f"{name} contains NaN or inf")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
+    if q.shape[-1] == 0:
+        raise ValueError("q and k have d_k=0: attention needs at least one feature")
     if k.shape[-2] == 0:
         raise ValueError("k has no positions (L_k=0): attention needs at least one key")
     if k.shape[-2] != v.shape[-2]:

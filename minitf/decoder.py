@@ -12,7 +12,7 @@ import numpy as np
 from .layers import FeedForward, LayerNorm
 from .module import Module, ModuleList, as_rng
 from .multihead import MultiHeadAttention
-from .validation import require_bool, require_float_array, require_sizes
+from .validation import require_bool, require_cache, require_float_array, require_sizes
 
 
 class DecoderLayer(Module):
@@ -41,7 +41,7 @@ class DecoderLayer(Module):
         y, memory = require_float_array(y, "y"), require_float_array(memory, "memory")
         self_cache = cross_cache = None
         if cache is not None:
-            self_cache = cache.setdefault("self_attn", {})
+            self_cache = require_cache(cache).setdefault("self_attn", {})
             cross_cache = cache.setdefault("cross_attn", {})
         if self.norm_first:
             y = y + self.self_attn(self.norm1(y), mask=tgt_mask, cache=self_cache)
@@ -53,7 +53,7 @@ class DecoderLayer(Module):
 
     def backward(self, dout):
         """Returns (dy, d_memory)."""
-        self.saved_for_backward()
+        self.saved_for_backward(dout)
         if self.norm_first:
             dh = dout + self.norm3.backward(self.ffn.backward(dout))
             d_query, d_memory = self.cross_attn.backward(dh)
@@ -89,13 +89,15 @@ class Decoder(Module):
     def forward(self, y, memory, tgt_mask=None, memory_mask=None, cache=None):
         """cache: None, or a list with one dict per layer (see DecoderLayer)."""
         self.save_for_backward(True)  # its sub-layers keep what backward needs
+        if cache is not None:
+            require_cache(cache, layers=len(self.layers))
         for i, layer in enumerate(self.layers):
             y = layer(y, memory, tgt_mask, memory_mask, None if cache is None else cache[i])
         return self.norm(y) if self.norm_first else y
 
     def backward(self, dout):
         """Returns (dy, d_memory); d_memory sums every layer's cross-attention gradient."""
-        self.saved_for_backward()
+        self.saved_for_backward(dout)
         if self.norm_first:
             dout = self.norm.backward(dout)
         d_memory = 0

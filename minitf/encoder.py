@@ -40,7 +40,7 @@ class EncoderLayer(Module):
         return self.norm2(x + self.ffn(x))
 
     def backward(self, dout):
-        self.saved_for_backward()
+        self.saved_for_backward(dout)
         if self.norm_first:
             dh = dout + self.norm2.backward(self.ffn.backward(dout))
             return dh + self.norm1.backward(self.self_attn.backward(dh))
@@ -76,7 +76,7 @@ class Encoder(Module):
         return self.norm(x) if self.norm_first else x
 
     def backward(self, dout):
-        self.saved_for_backward()
+        self.saved_for_backward(dout)
         if self.norm_first:
             dout = self.norm.backward(dout)
         for layer in reversed(list(self.layers)):

@@ -19,7 +19,9 @@ from .model import Transformer
 from .module import as_rng, no_grad
 from .tokens import BOS_ID, EOS_ID, PAD_ID, pad
 from .validation import (
+    all_finite,
     require_bool,
+    require_fits,
     require_float_array,
     require_instance,
     require_int,
@@ -50,12 +52,17 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
         raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
     src = require_token_ids(src, name="src", ndim=2)
     _check_max_len(model, max_len)
-    require_int(bos_id, "bos_id", low=0)
+    vocab_size = getattr(getattr(model, "config", None), "tgt_vocab_size", None)  # a stand-in: None
+    last_id = None if vocab_size is None else vocab_size - 1
+    require_int(bos_id, "bos_id", low=0, high=last_id)
     if eos_id is not None:
-        require_int(eos_id, "eos_id", low=0)
+        require_int(eos_id, "eos_id", low=0, high=last_id)
     memory_mask = padding_mask(src, PAD_ID)  # (B, 1, 1, L_s)
     memory = model.encode(src)  # (B, L_s, d_model)
     if copies > 1:
+        require_fits(copies * (memory.nbytes + 8 * len(src) * (max_len + 1)),
+                     "the source memory and the tokens of every beam", beam_size=copies,
+                     batch_size=len(src))
         memory = np.repeat(memory, copies, axis=0)  # (B*copies, L_s, d_model)
         memory_mask = np.repeat(memory_mask, copies, axis=0)
     return memory, memory_mask
@@ -128,6 +135,9 @@ def top_p_mask(probs, p):
     Notebook 07 §4.
     """
     probs, p = require_float_array(probs, "probs"), require_real(p, "p", 0, 1, low_open=True)
+    if not all_finite(probs) or (probs < 0).any():
+        raise ValueError("probs must be probabilities: finite and >= 0 (NaN, inf or a "
+                         "negative entry found)")
     if p == 1:
         return np.ones(probs.shape, dtype=bool)
     order = np.argsort(-probs, axis=-1, kind="stable")  # (..., V), most probable first

@@ -8,6 +8,7 @@ import numpy as np
 
 from .module import Module, as_rng
 from .validation import (
+    require_fits,
     require_float_array,
     require_float_dtype,
     require_instance,
@@ -48,6 +49,7 @@ class Linear(Module):
         super().__init__()
         self.d_in = require_int(d_in, "d_in", low=1)
         self.d_out = require_int(d_out, "d_out", low=1)
+        require_fits(8 * d_in * d_out, "a (d_in, d_out) float64 matrix", d_in=d_in, d_out=d_out)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
@@ -58,7 +60,7 @@ class Linear(Module):
         return _matmul_rows(x, self.W) + self.b
 
     def backward(self, dout):
-        x2 = self.saved_for_backward().reshape(-1, self.d_in)
+        x2 = self.saved_for_backward(dout).reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
@@ -76,6 +78,8 @@ class Embedding(Module):
         super().__init__()
         self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
         self.d_model = require_int(d_model, "d_model", low=1)
+        require_fits(8 * vocab_size * d_model, "a (vocab_size, d_model) float64 table",
+                     vocab_size=vocab_size, d_model=d_model)
         dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
@@ -88,7 +92,7 @@ class Embedding(Module):
 
     def backward(self, dout):
         """Token ids have no gradient: returns None, accumulates into grads["weight"]."""
-        tokens = self.saved_for_backward().reshape(-1)  # (N,)
+        tokens = self.saved_for_backward(dout).reshape(-1)  # (N,)
         rows = dout.reshape(-1, self.d_model)  # (N, d_model)
         if tokens.size * self.vocab_size > _ONE_HOT_LIMIT:
             np.add.at(self.grads["weight"], tokens, rows)  # each row into its token's row
@@ -111,6 +115,8 @@ class LayerNorm(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.eps = require_real(eps, "eps", low=0, low_open=True)
         dtype = require_float_dtype(dtype)
+        require_fits(4 * dtype.itemsize * d_model, "gamma, beta and their gradients",
+                     d_model=d_model)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
@@ -118,17 +124,19 @@ class LayerNorm(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         centered = x - x.mean(axis=-1, keepdims=True)
-        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
-        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
-        if not np.isfinite(var).all():
+        s = _power_of_two_scale(centered)  # (...,) 1 unless a row's entries pass ±2
+        # σ² = s² · mean((x − μ)/s)², summed in float64: neither square can overflow
+        var_s = np.einsum("...i,...i->...", centered / s[..., None], centered / s[..., None],
+                          dtype=np.float64) / self.d_model
+        if not np.isfinite(var_s).all():
             raise ValueError("x contains NaN or inf")
-        inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
+        inv_std = (1 / (s * np.sqrt(var_s + self.eps / s / s))).astype(x.dtype)[..., None]
         x_hat = centered * inv_std
         self.save_for_backward((x_hat, inv_std))
         return self.gamma * x_hat + self.beta
 
     def backward(self, dout):
-        x_hat, inv_std = self.saved_for_backward()
+        x_hat, inv_std = self.saved_for_backward(dout)
         self.grads["gamma"] += np.sum(dout * x_hat, axis=tuple(range(dout.ndim - 1)))
         self.grads["beta"] += np.sum(dout, axis=tuple(range(dout.ndim - 1)))
         d_x_hat = dout * self.gamma
@@ -136,6 +144,14 @@ class LayerNorm(Module):
         return inv_std * (d_x_hat
                           - d_x_hat.mean(axis=-1, keepdims=True)
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
+
+
+def _power_of_two_scale(centered):
+    """(...,) float64: for each row of `centered`, the largest power of two 2^k ≤ max |entry|
+    (at least 1). Dividing by a power of two is exact, so LayerNorm's numbers are the same
+    with it; it only keeps the squares of entries above 1e154 from overflowing float64."""
+    _, exponent = np.frexp(np.abs(centered).max(axis=-1))  # max = m · 2^exponent, m in [½, 1)
+    return np.ldexp(1.0, np.maximum(exponent - 1, 0))
 
 
 class Dropout(Module):
@@ -161,7 +177,7 @@ class Dropout(Module):
         return x * scale
 
     def backward(self, dout):
-        return dout * self.saved_for_backward()
+        return dout * self.saved_for_backward(dout)
 
 
 def relu(x):
@@ -209,6 +225,8 @@ class FeedForward(Module):
         rng = as_rng(rng)
         self.d_model = require_int(d_model, "d_model", low=1)
         self.d_ff = require_int(d_ff, "d_ff", low=1)
+        require_fits(16 * d_model * d_ff, "two (d_model, d_ff) float64 matrices",
+                     d_model=d_model, d_ff=d_ff)
         self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))
@@ -225,7 +243,7 @@ class FeedForward(Module):
         return _matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
 
     def backward(self, dout):
-        x, pre, hidden = self.saved_for_backward()
+        x, pre, hidden = self.saved_for_backward(dout)
         _, act_backward = ACTIVATIONS[self.activation]
         dout2 = dout.reshape(-1, self.d_model)
         self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2

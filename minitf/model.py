@@ -14,7 +14,16 @@ from .layers import ACTIVATIONS, Linear
 from .module import Module, as_rng
 from .positional import EmbeddingWithPositions
 from .tokens import PAD_ID
-from .validation import require_bool, require_float_dtype, require_sizes, require_token_ids
+from .validation import (
+    require_bool,
+    require_cache,
+    require_fits,
+    require_float_dtype,
+    require_instance,
+    require_int,
+    require_sizes,
+    require_token_ids,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +54,20 @@ class TransformerConfig:
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by "
                              f"num_heads={self.num_heads}")
+        require_fits(_bytes_to_build(self), "the model's weights and layers",
+                     **{name: getattr(self, name) for name in _SIZES})
+
+
+_SIZES = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_layers", "d_ff", "max_len")
+_LAYER_BYTES = 1 << 15  # the Python objects of an encoder and a decoder layer, measured: 30 KiB
+
+
+def _bytes_to_build(c):
+    """About what a model of config `c` holds in float32: its weight arrays, their gradients
+    and the two positional tables, plus the layers' objects. Refuses absurd sizes quickly."""
+    weights = ((c.src_vocab_size + 2 * c.tgt_vocab_size) * c.d_model
+               + c.num_layers * (12 * c.d_model ** 2 + 4 * c.d_model * c.d_ff))
+    return 4 * (2 * weights + 2 * c.max_len * c.d_model) + c.num_layers * _LAYER_BYTES
 
 
 class Transformer(Module):
@@ -74,6 +97,7 @@ class Transformer(Module):
     @classmethod
     def from_config(cls, config, *, dtype=np.float32, rng=None):
         """A new model of the shape `config` (a TransformerConfig) describes."""
+        require_instance(config, TransformerConfig, "config")
         return cls(**dataclasses.asdict(config), dtype=dtype, rng=rng)
 
     @property
@@ -83,6 +107,9 @@ class Transformer(Module):
 
     def _check_tokens(self, tokens, name, start=0):
         tokens = require_token_ids(tokens, name=name, ndim=2)
+        if tokens.shape[1] == 0:
+            raise ValueError(f"{name} has no positions (shape {tokens.shape}): a sequence needs "
+                             "at least one token")
         if start + tokens.shape[1] > self.max_len:
             raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
                              f"max_len={self.max_len}")
@@ -101,7 +128,7 @@ class Transformer(Module):
         starting at position `start`, and earlier keys and values come from the cache;
         the target is then assumed to hold no <pad> (generation never feeds one).
         """
-        tgt_in = self._check_tokens(tgt_in, "tgt_in", start)
+        tgt_in = self._check_tokens(tgt_in, "tgt_in", self._check_start(cache, start))
         L = tgt_in.shape[1]
         if cache is None:
             tgt_mask = causal_mask(L) & padding_mask(tgt_in, PAD_ID)  # (B, 1, L, L)
@@ -112,6 +139,18 @@ class Transformer(Module):
         y = self.decoder(self.tgt_embed(tgt_in, start), memory,
                          tgt_mask, memory_mask, cache)
         return self.generator(y)
+
+    def _check_start(self, cache, start):
+        """start, an int >= 0 and, with a cache, the number of positions the cache holds."""
+        start = require_int(start, "start", low=0)
+        if cache is None:
+            return start
+        cached = require_cache(cache, layers=len(self.decoder.layers))[0].get("self_attn", {})
+        held = cached["k"].shape[2] if "k" in cached else 0
+        if start != held:
+            raise ValueError(f"start={start}, but the cache holds {held} positions: the new "
+                             f"tokens start at position {held}")
+        return start
 
     def new_cache(self):
         """An empty key/value cache for incremental decoding: one dict per decoder layer."""
@@ -130,7 +169,7 @@ class Transformer(Module):
 
     def backward(self, dlogits):
         """Fills every parameter gradient from dL/dlogits (B, L_t, V); returns None."""
-        self.saved_for_backward()
+        self.saved_for_backward(dlogits)
         dy, d_memory = self.decoder.backward(self.generator.backward(dlogits))
         self.tgt_embed.backward(dy)
         self.src_embed.backward(self.encoder.backward(d_memory))

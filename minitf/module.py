@@ -8,6 +8,9 @@ sub-modules as attributes. `forward` saves what `backward` needs (`save_for_back
 one input, a tuple for several, None for token ids) and adds parameter gradients into `grads`
 (so gradients from several forward-backward pairs accumulate until `zero_grad()`).
 
+`backward(dout)` refuses a dout whose shape is not that of the output of the last forward
+(kept when the module is called: `layer(x)`, not `layer.forward(x)`).
+
 One forward, one backward: a layer called on two different inputs before one `backward`
 (`lin(x1) + lin(x2)`) keeps only the second call's inputs, so its backward refuses instead of
 returning half the gradient. Calls that need no gradient (looking at outputs, generating) run
@@ -17,11 +20,14 @@ The names follow PyTorch's where the concept is the same: `named_parameters()`,
 `named_children()`, `state_dict()`, `load_state_dict()`, `train()`, `eval()`.
 """
 
+from collections.abc import Mapping
 from contextlib import contextmanager
 
 import numpy as np
 
-from .validation import FLOAT_DTYPES
+from .validation import FLOAT_DTYPES, shorten
+
+_NOT_GIVEN = object()
 
 
 def as_rng(rng):
@@ -74,6 +80,7 @@ class Module:
         object.__setattr__(self, "_children", {})
         object.__setattr__(self, "_saved", None)  # what the last forward kept for backward
         object.__setattr__(self, "_forwards", 0)  # forwards since that backward
+        object.__setattr__(self, "_out_shape", None)  # the shape that forward returned
         object.__setattr__(self, "_keeps", True)  # False inside no_grad
         object.__setattr__(self, "training", True)
 
@@ -101,7 +108,10 @@ class Module:
         self.grads[name] = np.zeros_like(value)
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        out = self.forward(*args, **kwargs)
+        if self._keeps and isinstance(out, np.ndarray):
+            object.__setattr__(self, "_out_shape", out.shape)  # what backward's dout must be
+        return out
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError
@@ -117,6 +127,7 @@ class Module:
             return
         if not (self._forwards and _same(value, self._saved)):
             self._saved, self._forwards = value, self._forwards + 1
+            self._out_shape = None  # set again when the call returns
 
     def forget_forwards(self):
         """Drop what earlier forwards kept, here and below, so the next forward starts a new
@@ -125,11 +136,12 @@ class Module:
         for m in [self, *self.modules()]:
             object.__setattr__(m, "_saved", None)
             object.__setattr__(m, "_forwards", 0)
+            object.__setattr__(m, "_out_shape", None)
         return self
 
-    def saved_for_backward(self):
-        """Called by backward: what the forward kept; a clear error if there is no single
-        forward to differentiate."""
+    def saved_for_backward(self, dout=_NOT_GIVEN):
+        """Called by backward(dout): what the forward kept; a clear error if there is no single
+        forward to differentiate, or if `dout` does not have the shape that forward returned."""
         name = type(self).__name__
         if self._saved is None:
             raise RuntimeError(f"{name}.backward() was called before forward() (or after a "
@@ -142,6 +154,10 @@ class Module:
                 "call alone. Use one layer per call, or run backward after each forward; if the "
                 "earlier call was only to look at its output, make it under `with "
                 "no_grad(model):`, or call forget_forwards() before the forward you train")
+        if dout is not _NOT_GIVEN and self._out_shape not in (None, np.shape(dout)):
+            raise ValueError(f"{name}.backward: dout has shape {np.shape(dout)} but forward "
+                             f"returned shape {self._out_shape}; dout is the gradient of the "
+                             "loss with respect to that output, so it has its shape")
         self._forwards = 0
         return self._saved
 
@@ -203,6 +219,9 @@ class Module:
 
         Refuses wrongly shaped entries always; missing and unexpected names when `strict`.
         """
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a dict of arrays by parameter name (as state_dict() "
+                            f"returns), got {shorten(state)} ({type(state).__name__})")
         own = dict(self.named_parameters())
         missing = sorted(set(own) - set(state))
         unexpected = sorted(set(state) - set(own))

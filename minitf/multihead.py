@@ -17,6 +17,8 @@ from .fast import blocked_attention
 from .layers import _matmul_rows, glorot_uniform
 from .module import Module, as_rng
 from .validation import (
+    require_cache,
+    require_fits,
     require_float_array,
     require_float_dtype,
     require_int,
@@ -65,6 +67,8 @@ class MultiHeadAttention(Module):
         dtype = require_float_dtype(dtype)
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        require_fits(32 * d_model * d_model, "four (d_model, d_model) float64 matrices",
+                     d_model=d_model)
         rng = as_rng(rng)
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
         for name in ("q", "k", "v", "o"):
@@ -91,6 +95,8 @@ class MultiHeadAttention(Module):
         with a cache cannot be followed by backward.
         """
         x = self._check(x, "x")
+        if cache is not None:
+            require_cache(cache)
         is_self = context is None
         if not is_self:
             context = self._check(context, "context")
@@ -120,7 +126,7 @@ class MultiHeadAttention(Module):
 
     def backward(self, dout):
         """Returns dx for self-attention, (dx, d_context) for cross-attention."""
-        saved = self.saved_for_backward()
+        saved = self.saved_for_backward(dout)
         if saved == "kv-cache":
             raise RuntimeError("MultiHeadAttention.backward() needs a forward without a KV cache")
         x, context, q, k, v, weights, concat = saved

@@ -12,6 +12,8 @@ import numpy as np
 from .layers import Embedding
 from .module import Module, as_rng
 from .validation import (
+    all_finite,
+    require_fits,
     require_float_array,
     require_float_dtype,
     require_int,
@@ -28,6 +30,8 @@ def sinusoidal_encoding(max_len, d_model, dtype=np.float32):
     dtype = require_float_dtype(dtype)
     if d_model % 2:
         raise ValueError(f"sinusoidal encoding needs an even d_model, got {d_model}")
+    require_fits(8 * max_len * d_model, "a (max_len, d_model) float64 table",
+                 max_len=max_len, d_model=d_model)
     pos = np.arange(max_len)[:, None]  # (max_len, 1)
     freq = 1.0 / 10000 ** (np.arange(0, d_model, 2) / d_model)  # (d_model/2,)
     angles = pos * freq  # (max_len, d_model/2)
@@ -59,9 +63,11 @@ class SinusoidalPositionalEncoding(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         _check_positions(x, start, self.max_len)
+        self.save_for_backward(x.shape)  # nothing to keep but that there was a forward
         return x + self.table[start:start + x.shape[-2]]
 
     def backward(self, dout):
+        self.saved_for_backward(dout)
         return dout
 
 
@@ -73,6 +79,8 @@ class LearnedPositionalEmbedding(Module):
         super().__init__()
         self.d_model = require_int(d_model, "d_model", low=1)
         self.max_len = require_int(max_len, "max_len", low=1)
+        require_fits(8 * max_len * d_model, "a (max_len, d_model) float64 table",
+                     max_len=max_len, d_model=d_model)
         dtype = require_float_dtype(dtype)
         weight = as_rng(rng).normal(0.0, 0.02, size=(max_len, d_model))
         self.add_param("weight", weight.astype(dtype))
@@ -85,7 +93,7 @@ class LearnedPositionalEmbedding(Module):
         return x + self.weight[start:start + x.shape[-2]]
 
     def backward(self, dout):
-        start, length, ndim = self.saved_for_backward()
+        start, length, ndim = self.saved_for_backward(dout)
         self.grads["weight"][start:start + length] += dout.sum(axis=tuple(range(ndim - 2)))
         return dout
 
@@ -137,6 +145,8 @@ def rope(x, positions=None, base=10000.0):
     if positions.shape != (L,):
         raise ValueError(f"positions must have shape (L,) = ({L},), one per row of x; "
                          f"got shape {positions.shape}")
+    if not all_finite(positions):
+        raise ValueError("positions contain NaN or inf")
     angles = positions[:, None] / base ** (np.arange(0, d, 2) / d)  # (L, d/2)
     cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]

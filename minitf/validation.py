@@ -11,7 +11,9 @@ probability 0); LayerNorm refuses them; a checkpoint whose weights are not finit
 when it is loaded. Linear and FeedForward pass them on to the next of these checks.
 """
 
+import functools
 import numbers
+import os
 
 import numpy as np
 
@@ -125,6 +127,47 @@ def require_token_ids(tokens, vocab_size=None, name="tokens", *, ndim=None):
         raise ValueError(f"{name} contain id {bad.flat[0]}, outside the vocabulary "
                          f"0..{vocab_size - 1}")
     return tokens
+
+
+def require_fits(nbytes, what, **args):
+    """Refuse, before it is allocated, what would need more memory than this machine has:
+    `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the arguments `args`, which the
+    ValueError names: "n=1000000000000 would need 909 PiB for an (n, n) mask, …"."""
+    if nbytes > machine_memory():
+        asked = ", ".join(f"{name}={value!r}" for name, value in args.items())
+        raise ValueError(f"{asked} would need {format_bytes(nbytes)} for {what}, more than this "
+                         f"machine's {format_bytes(machine_memory())} of memory")
+    return nbytes
+
+
+@functools.cache
+def machine_memory():
+    """The bytes of memory this machine has (1 TiB where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
+
+
+def format_bytes(nbytes):
+    """A size in bytes as people write it: 29.1 TiB."""
+    size, units = float(nbytes), ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    while size >= 1024 and len(units) > 1:
+        size, units = size / 1024, units[1:]
+    return f"{size:.3g} {units[0]}"
+
+
+def require_cache(cache, name="cache", layers=None):
+    """A KV cache: a dict (one layer's), or with `layers`, a list of that many dicts (a model's,
+    from `model.new_cache()`)."""
+    if layers is None and not isinstance(cache, dict):
+        raise TypeError(f"{name} must be a dict (one layer's keys and values; a model's cache "
+                        f"comes from model.new_cache()), got {type(cache).__name__}")
+    if layers is not None and not (isinstance(cache, list) and len(cache) == layers
+                                   and all(isinstance(entry, dict) for entry in cache)):
+        raise TypeError(f"{name} must be a list of {layers} dicts, one per decoder layer: use "
+                        f"model.new_cache(); got {shorten(cache)} ({type(cache).__name__})")
+    return cache
 
 
 def _range(low, high):

@@ -44,6 +44,7 @@ import math
 import numpy as np
 
 from ..attention import _validate_attention_inputs
+from ..validation import require_fits
 
 
 def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17,
@@ -57,6 +58,8 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
     _require_positive(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
+    require_fits(q.dtype.itemsize * math.prod(scores_shape), "the attention weights",
+                 q=q.shape, k=k.shape, v=v.shape)
     weights = np.zeros(scores_shape, dtype=q.dtype)
     out = _attention_in_blocks(q, k, v, mask, scores_shape, block_rows, block_scores,
                                bound_from, weights)
@@ -193,6 +196,8 @@ def _prepare(q, k, v, mask):
         q.shape[-2], k.shape[-2])
     if mask is not None:
         mask = mask.reshape((1,) * (len(scores_shape) - mask.ndim) + mask.shape)
+    require_fits(q.dtype.itemsize * math.prod(scores_shape[:-1]) * v.shape[-1], "the output",
+                 q=q.shape, k=k.shape, v=v.shape)
     return q, k, v, mask, scores_shape
 
 
