@@ -104,7 +104,7 @@ def test_huge_max_len_is_refused_before_allocating(saved):
 
 
 def test_config_sizes_that_do_not_fit_the_weights_are_refused_before_allocating(saved):
-    rewrite(saved, config=np.array(json.dumps({**config_of(saved), "d_ff": 10**9})))
+    rewrite(saved, config=np.array(json.dumps({**config_of(saved), "d_ff": 10**6})))
     with pytest.raises(ValueError, match=f"{saved}: the weights do not fit the config"):
         load_checkpoint(saved)
 

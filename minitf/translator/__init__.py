@@ -23,7 +23,14 @@ from .. import tasks
 from ..generate import translate_ids
 from ..model import Transformer, TransformerConfig
 from ..train import TrainConfig, report_line, train
-from ..validation import require_bool, require_int, shorten
+from ..validation import (
+    require_bool,
+    require_instance,
+    require_int,
+    require_int_array,
+    require_real,
+    shorten,
+)
 from .checkpoint import load_checkpoint, save_checkpoint
 
 # The shipped translator's shape: small enough to train in seconds on one core.
@@ -35,6 +42,7 @@ TRANSLATOR_TRAINING = TrainConfig()  # how it is trained: TrainConfig's defaults
 
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights" / "translator.npz"
 BATCH_SIZE = 1000  # numbers decoded together: one model call per this many
+MAX_BEAM = 64  # translate's widest beam: wider gains nothing here, and memory grows with it
 
 
 @functools.lru_cache(maxsize=4)
@@ -46,8 +54,12 @@ def load_translator(checkpoint=None):
     """(model, meta) of `checkpoint` (default: the shipped weights), loaded once per file
     version and cached. The file must hold the vocabularies (save_translator writes them).
     Notebook 07."""
-    path = Path(SHIPPED_WEIGHTS if checkpoint is None else checkpoint).resolve()
-    model, meta = _load(path, path.stat().st_mtime_ns)
+    path = Path(SHIPPED_WEIGHTS if checkpoint is None else checkpoint).absolute()
+    try:  # not resolve(): /dev/fd/N would become a "pipe:[…]" name that does not exist
+        mtime_ns = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such checkpoint") from None
+    model, meta = _load(path, mtime_ns)
     if meta["source_vocab"] is None:
         raise ValueError(f"{path}: a checkpoint without vocabularies, not a translator's "
                          "(save it with minitf.translator.save_translator)")
@@ -80,15 +92,19 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
     numbers `eval_name` ("held-out", or "all" when they are the numbers trained on).
     config and `changes` as for minitf.train.train.
     """
-    config = dataclasses.replace(config, **changes)
+    config = dataclasses.replace(require_instance(config, TrainConfig, "config"), **changes)
+    require_instance(model, Transformer, "model")
+    sizes = (model.config.src_vocab_size, model.config.tgt_vocab_size)
+    if sizes != (len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB)):
+        raise ValueError(f"model has vocabulary sizes {sizes}, not the number task's "
+                         f"({len(tasks.SOURCE_VOCAB)}, {len(tasks.TARGET_VOCAB)}): build it "
+                         "with new_model or from TRANSLATOR_CONFIG")
     verbose = require_bool(verbose, "verbose")
+    require_int(log_every, "log_every", low=1)
+    if max_seconds is not None:
+        require_real(max_seconds, "max_seconds", low=0)
     rng = np.random.default_rng(require_int(seed, "seed", low=0))
-    if numbers is None:
-        numbers = tasks.split()
-    elif not isinstance(numbers, (tuple, list)) or len(numbers) != 2:
-        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
-                         f"{shorten(numbers)}")
-    train_numbers, test_numbers = numbers
+    train_numbers, test_numbers = check_numbers(numbers)
     task = tasks.NumberTask(train_numbers, test_numbers, by_shape=by_shape,
                             eval_size=eval_size, rng=rng)  # draws the evaluation numbers first
     stream = stream or sys.stdout
@@ -101,11 +117,37 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
                  on_report=report if verbose else None)
 
 
+def check_numbers(numbers):
+    """`numbers` for training (None: tasks.split()) -> (train, test), each a non-empty 1-D
+    int array of numbers in 0..9999; anything else is refused before a step is trained.
+    train_translator and the torch engine use it; no notebook calls it by name."""
+    if numbers is None:
+        return tasks.split()
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
+            or len(numbers) != 2:
+        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
+                         f"{shorten(numbers)}")
+    return tuple(_number_array(part, f"numbers[{i}] ({what})")
+                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
+
+
+def _number_array(values, name):
+    array = require_int_array(values, name)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
+                         f"{array.shape}")
+    if array.min() < 0 or array.max() > tasks.MAX_NUMBER:
+        raise ValueError(f"{name} must hold numbers in 0..{tasks.MAX_NUMBER}, got "
+                         f"{array.min() if array.min() < 0 else array.max()}")
+    return array
+
+
 def translate(texts, *, checkpoint=None, beam_size=1):
     """English number words -> Chinese numerals: a str gives a str, a list gives a list.
 
     Numbers 0..9999 as people write them: any case and spacing, hyphens ("twenty-one"), "and"
-    ("one hundred and five"); they are rewritten as `tasks.english` writes them, the words
+    ("one hundred and five"), "a" for "one" at the start ("a hundred", "a thousand and five");
+    they are rewritten as `tasks.english` writes them, the words
     the model was trained on. Anything else is a ValueError that says what is wrong and, for
     a list, which item (its index and text). checkpoint: a path written by
     checkpoint.save_checkpoint (default: the shipped weights); beam_size 1 is greedy decoding.
@@ -134,7 +176,7 @@ def translate_each(texts, *, checkpoint=None, beam_size=1):
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise TypeError(f"texts must be a str or a list of str, got "
                         f"{type(texts).__name__} {shorten(texts)}")
-    beam_size = require_int(beam_size, "beam_size", low=1)
+    beam_size = require_int(beam_size, "beam_size", low=1, high=MAX_BEAM)
     results = []
     for i, text in enumerate(texts):
         if not isinstance(text, str):
@@ -159,8 +201,9 @@ def _decode(model, meta, words, beam_size):
     source, target = meta["source_vocab"], meta["target_vocab"]
     order = sorted(range(len(words)), key=lambda i: len(words[i]))
     out = [""] * len(words)
-    for start in range(0, len(order), BATCH_SIZE):
-        rows = order[start:start + BATCH_SIZE]
+    per_batch = max(1, BATCH_SIZE // beam_size)  # a beam decodes beam_size rows per phrase
+    for start in range(0, len(order), per_batch):
+        rows = order[start:start + per_batch]
         src = tasks.pad([source.encode(words[i]) + [tasks.EOS_ID] for i in rows])
         for i, ids in zip(rows, translate_ids(model, src, beam_size)):
             out[i] = "".join(target.decode(ids))

@@ -10,7 +10,10 @@ anything wrong is a ValueError that names the path.
 
 import dataclasses
 import json
+import math
 import os
+import re
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -27,6 +30,8 @@ PARAM_PREFIX = "param/"
 TEXT_MEMBERS = ("format", "config", "metadata")
 VOCAB_MEMBERS = ("source_vocab", "target_vocab")
 MAX_POSITIONS = 1 << 16  # a larger positional table in a config is refused, not allocated
+TEMP_PREFIX = ".minitf-"  # a save writes `.minitf-XXXXXXXX.tmp` beside the file, then renames
+_LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
 def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **metadata):
@@ -58,7 +63,17 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     )
     arrays.update({key: np.array(vocab.tokens) for key, vocab in vocabs.items()
                    if vocab is not None})
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        _write_atomically(path, arrays)
+    except OSError as e:
+        raise _naming(e, path) from None
+    return path
+
+
+def _write_atomically(path, arrays):
+    """np.savez into a short temporary name in path's folder (a name of the user's own
+    length would not fit), then one rename; a failure leaves no temporary file."""
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), _file_mode(path))
@@ -69,7 +84,13 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     except BaseException:
         os.unlink(tmp)
         raise
-    return path
+
+
+def _naming(error, path):
+    """The OSError of a save, about the user's path rather than the temporary file."""
+    if error.errno is None:
+        return OSError(f"cannot save {path}: {error}")
+    return type(error)(error.errno, f"cannot save: {error.strerror}", str(path))
 
 
 def load_checkpoint(path):
@@ -82,24 +103,48 @@ def load_checkpoint(path):
     load_translator uses it (notebook 07); no notebook calls it by name.
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such checkpoint")
+    with _open_regular_file(path) as file:
+        try:
+            return _load(file)
+        except (ValueError, TypeError, KeyError, EOFError, OSError, zipfile.BadZipFile,
+                zlib.error, RecursionError) as e:
+            if isinstance(e, PermissionError):
+                raise
+            message = (str(e) if isinstance(e, ValueError) and not isinstance(e, OSError)
+                       else f"corrupt checkpoint ({type(e).__name__}: {e})")
+            raise ValueError(f"{path}: {message}") from None
+
+
+def _open_regular_file(path):
+    """`path` opened for reading, if it is a regular file. Anything else (a folder, a FIFO,
+    a pipe, /dev/zero) is a ValueError before a byte is read; the open does not block on a
+    FIFO, and the opened file is checked again (it may have been swapped)."""
     try:
-        return _load(path)
-    except (ValueError, TypeError, KeyError, EOFError, OSError, zipfile.BadZipFile,
-            zlib.error) as e:
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise
-        message = str(e) if isinstance(e, ValueError) else f"corrupt checkpoint ({e})"
-        raise ValueError(f"{path}: {message}") from None
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such checkpoint") from None
+    if stat.S_ISREG(mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        os.close(fd)
+    raise ValueError(f"{path}: not a regular file (a checkpoint is an .npz file; "
+                     f"got {_kind(mode)})")
 
 
-def _load(path):
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a folder, not a checkpoint file")
-    if not zipfile.is_zipfile(path):
+def _kind(mode):
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe or FIFO"),
+             (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a file that changed")
+
+
+def _load(file):
+    if not zipfile.is_zipfile(file):
         raise ValueError("not a minitf checkpoint (not an .npz file, or truncated)")
-    with zipfile.ZipFile(path) as archive:
+    file.seek(0)
+    with zipfile.ZipFile(file) as archive:
         members = {name[:-len(".npy")]: name for name in archive.namelist()
                    if name.endswith(".npy")}
         missing = [k for k in TEXT_MEMBERS if k not in members]
@@ -116,22 +161,20 @@ def _load(path):
         if _text(archive, members["format"]) != CHECKPOINT_FORMAT:
             raise ValueError(f"unknown checkpoint format {_text(archive, members['format'])!r} "
                              f"(expected {CHECKPOINT_FORMAT!r})")
-        config = _config(_text(archive, members["config"]))
-        metadata = json.loads(_text(archive, members["metadata"]))
+        config = _config(_json(_text(archive, members["config"]), "config"))
+        metadata = _json(_text(archive, members["metadata"]), "metadata")
         source_vocab = target_vocab = None
         stored = [k for k in VOCAB_MEMBERS if k in members]
         if len(stored) == 1:
             raise ValueError(f"the file holds {stored[0]} but not the other vocabulary")
         if stored:
+            _check_vocab_sizes(config, headers)
             source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
             target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
-            sizes = (config.src_vocab_size, config.tgt_vocab_size)
-            if sizes != (len(source_vocab), len(target_vocab)):
-                raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
-                                 f"vocabularies ({len(source_vocab)}, {len(target_vocab)})")
         params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
                   if k.startswith(PARAM_PREFIX)}
         dtype = _check_weights_fit(config, params)
+        _check_every_weight(config, params)
         model = Transformer.from_config(config, dtype=dtype, rng=0)
         state = {name: _array(archive, members[PARAM_PREFIX + name]) for name in params}
     bad = [name for name, value in state.items() if not np.isfinite(value).all()]
@@ -144,14 +187,21 @@ def _load(path):
 
 
 def _header(archive, name):
-    """(shape, dtype) of one .npy member, read from its header only."""
+    """(shape, dtype) of one .npy member, read from its header only; the size the header
+    claims must be the size the member holds, so reading it allocates no more than that."""
     with archive.open(name) as f:
         version = np.lib.format.read_magic(f)
         read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                 else np.lib.format.read_array_header_2_0)
         shape, _, dtype = read(f)
+        header_size = f.tell()
     if dtype.hasobject:
         raise ValueError(f"{name} holds Python objects; a checkpoint holds only numbers and text")
+    claimed = math.prod(shape) * dtype.itemsize
+    held = archive.getinfo(name).file_size - header_size
+    if claimed != held:
+        raise ValueError(f"{name} claims shape {shape} of {dtype} ({claimed:,} bytes) but holds "
+                         f"{held:,} bytes")
     return shape, dtype
 
 
@@ -170,9 +220,18 @@ def _text(archive, name):
     return str(_array(archive, name))
 
 
-def _config(text):
+def _json(text, key):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"the {key} is JSON nested too deeply to be a checkpoint's") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the {key} is not valid JSON ({e})") from None
+
+
+def _config(config):
+    """The TransformerConfig of the parsed JSON `config`, every field checked."""
     fields = {f.name: f.type for f in dataclasses.fields(TransformerConfig)}
-    config = json.loads(text)
     if not isinstance(config, dict):
         raise ValueError(f"the config should be a JSON object, got {type(config).__name__}")
     unknown = sorted(set(config) - set(fields))
@@ -213,6 +272,43 @@ def _check_weights_fit(config, params):
             raise ValueError(f"the weights do not fit the config: {name} should have shape "
                              f"{shape}, got {got}")
     return dtypes[0]
+
+
+def _check_every_weight(config, params):
+    """The file holds exactly the parameters the config implies, each with its shape: checked
+    before the model is built, from a one-layer model's shapes (its sizes already checked
+    against the file) repeated num_layers times."""
+    layers = {(m[1], int(m[2])) for m in map(_LAYER.match, params) if m}
+    if config.num_layers > len(layers):
+        raise ValueError(f"the config's num_layers={config.num_layers} needs more layers than "
+                         f"the file's weights hold ({len(layers)} encoder and decoder layers)")
+    one_layer = Transformer.from_config(dataclasses.replace(config, num_layers=1), rng=0)
+    expected = {}
+    for name, value in one_layer.named_parameters():
+        copies = range(config.num_layers) if _LAYER.match(name) else [None]
+        for i in copies:
+            key = name if i is None else _LAYER.sub(lambda m, i=i: f"{m[1]}.layers.{i}.", name)
+            expected[key] = value.shape
+    problems = [f"no {name}" for name in expected if name not in params]
+    problems += [f"{name} is not a parameter of this config" for name in params
+                 if name not in expected]
+    problems += [f"{name} has shape {params[name][0]}, the config implies {shape}"
+                 for name, shape in expected.items()
+                 if name in params and params[name][0] != shape]
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ValueError(f"the weights do not fit the config: {'; '.join(problems[:3])}{more}")
+
+
+def _check_vocab_sizes(config, headers):
+    """The stored vocabularies' lengths are the config's sizes (checked on their headers,
+    before a Vocab is built)."""
+    sizes = (config.src_vocab_size, config.tgt_vocab_size)
+    stored = tuple(headers[key][0][0] if len(headers[key][0]) == 1 else None
+                   for key in VOCAB_MEMBERS)
+    if sizes != stored:
+        raise ValueError(f"the config's vocabulary sizes {sizes} differ from the stored "
+                         f"vocabularies {stored}")
 
 
 def _vocab(archive, name, key):

@@ -21,6 +21,7 @@ from ..train import TrainConfig
 from ..validation import require_int, require_real, shorten
 from . import (
     BY_SHAPE,
+    MAX_BEAM,
     TRANSLATOR_CONFIG,
     load_translator,
     new_model,
@@ -196,7 +197,9 @@ def _utf8_output():
 def _stdin_batches():
     """Lists of (line number, text) from stdin, text None for a blank line: one line at a
     time from a terminal, so each answer comes as soon as its line is typed; STDIN_BATCH
-    lines at a time from a pipe."""
+    lines at a time from a pipe. A closed stdin (`<&-`) reads as empty input."""
+    if sys.stdin is None:
+        return
     size = 1 if sys.stdin.isatty() else STDIN_BATCH
     batch = []
     for number, line in enumerate(sys.stdin, 1):
@@ -208,7 +211,13 @@ def _stdin_batches():
         yield batch
 
 
+class OutputError(Exception):
+    """stdout could not be written (a full disk, a closed file): one line, exit status 1."""
+
+
 def _translate(args):
+    if sys.stdout is None:
+        raise ValueError("stdout is closed: there is nowhere to write the translations")
     _utf8_output()
     load_translator(args.checkpoint)  # a bad checkpoint is refused before any input is read
     if args.texts:
@@ -219,19 +228,30 @@ def _translate(args):
     for batch in batches:
         texts = [text for _, text in batch if text is not None]
         answers = iter(translate_each(texts, checkpoint=args.checkpoint, beam_size=args.beam))
+        lines = []
         for where, text in batch:
             answer = "" if text is None else next(answers)  # a blank line for a blank line
             if isinstance(answer, ValueError):
                 print(f"{where} {shorten(text)}: {answer}", file=sys.stderr)
                 refused += 1
                 answer = ""
-            print(answer)
-        sys.stdout.flush()
+            lines.append(answer)
+        _write_lines(lines)
     return 2 if refused else 0
 
 
+def _write_lines(lines):
+    try:
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(f"cannot write the translations to stdout: {e.strerror or e}") from None
+
+
 def _check_translate_options(args):
-    require_int(args.beam, "--beam", low=1)
+    require_int(args.beam, "--beam", low=1, high=MAX_BEAM)
 
 
 def _add_translate(commands):
@@ -246,7 +266,8 @@ def _add_translate(commands):
                         "line is answered with a blank line)")
     p.add_argument("--checkpoint", default=None,
                    help="a checkpoint saved by train (default: the shipped weights)")
-    p.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
+    p.add_argument("--beam", type=int, default=1,
+                   help=f"beam size, 1..{MAX_BEAM} (default 1: greedy)")
     p.set_defaults(run=_translate, check=_check_translate_options)
 
 
@@ -280,8 +301,17 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `… | head -1`: stop quietly, as other tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
         return 1
+    except OutputError as e:  # e.g. `… > /dev/full`: one line, and no second try at exit
+        _discard_stdout()
+        print(e, file=sys.stderr)
+        return 1
+
+
+def _discard_stdout():
+    """What is still buffered for stdout goes nowhere (Python flushes it again at exit)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":
