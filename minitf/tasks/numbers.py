@@ -91,6 +91,7 @@ _SCALES = ("hundred", "thousand")
 _TOO_LARGE = ("million", "billion", "trillion")
 # hyphens (also Unicode's U+2010 and the non-breaking U+2011) and commas part words as spaces do
 _SEPARATORS = re.compile(r"[\s,\-\u2010\u2011]+")
+_PUNCTUATION = ",-\u2010\u2011"  # the separators that are not spaces: never first or last
 
 
 def _unknown_word(word):
@@ -128,7 +129,7 @@ def source_words(text):
 
 
 def _not_a_token(word, text):
-    if _SEPARATORS.search(word) or word == "and":
+    if _SEPARATORS.search(word) or word in ("and", "a"):
         try:
             return (f"{shorten(word)} is not one of the model's words; write "
                     f"{canonical_english(text)!r} (tasks.canonical_english does)")
@@ -139,14 +140,30 @@ def _not_a_token(word, text):
 
 def _number_words(text):
     """The lower-case words of a number phrase; hyphens and commas part words as spaces do
-    ("twenty-one", "one thousand, two hundred")."""
-    words = [w for w in _SEPARATORS.split(_require_str(text).lower()) if w]
+    ("twenty-one", "one thousand, two hundred"), but cannot start or end it ("twenty-" is
+    cut short). "a" stands for "one" before the first 'hundred' or 'thousand' ("a hundred")."""
+    stripped = _require_str(text).strip()
+    for end, char in (("starts", stripped[:1]), ("ends", stripped[-1:])):
+        if char and char in _PUNCTUATION:
+            raise ValueError(f"{shorten(text)} {end} with {char!r}: a number phrase cannot "
+                             f"{'start' if end == 'starts' else 'end'} with a hyphen or a "
+                             "comma (is it cut short?)")
+    words = [w for w in _SEPARATORS.split(stripped.lower()) if w]
     if not words:
         raise ValueError("the text is empty")
     for word in words:
-        if word not in _WORD_VALUE and word not in _SCALES and word != "and":
+        if word not in _WORD_VALUE and word not in _SCALES and word not in ("and", "a"):
             raise ValueError(_unknown_word(word))
-    return words
+    return _a_as_one(words, text)
+
+
+def _a_as_one(words, text):
+    """'a hundred …', 'a thousand …': "a" is "one" only as the first word, before a scale."""
+    for i, word in enumerate(words):
+        if word == "a" and (i > 0 or words[1:2] not in (["hundred"], ["thousand"])):
+            raise ValueError("'a' can only stand for 'one' at the start, before 'hundred' or "
+                             f"'thousand', as in 'a hundred and five'; got {shorten(text)}")
+    return ["one"] + words[1:] if words[0] == "a" else words
 
 
 def _misplaced_and(text):
@@ -197,9 +214,11 @@ def parse_english(text):
     """A number phrase as people write it -> its int in 0..9999.
 
     Any case and spacing, hyphens ("twenty-one"), commas and the British "and" ("one hundred
-    and five", "three thousand and twelve") are accepted. Anything else is a ValueError that
-    names the problem: an unknown word (with the closest known one), a word out of place, or
-    a number outside 0..9999 ("ten thousand").
+    and five", "three thousand and twelve") are accepted, and "a" for "one" at the start
+    ("a hundred", "a thousand and five"). Anything else is a ValueError that names the
+    problem: an unknown word (with the closest known one), a word out of place, a phrase
+    that starts or ends with a hyphen or comma ("twenty-", cut short), or a number outside
+    0..9999 ("ten thousand").
     No notebook calls it by name.
     """
     words = _number_words(text)
@@ -225,7 +244,8 @@ def parse_english(text):
 def canonical_english(text):
     """A number phrase as people write it -> the words `english` writes for it, which are the
     words the model was trained on: ``"Twenty-One" -> "twenty one"``,
-    ``"one hundred and five" -> "one hundred five"``. ValueError as parse_english.
+    ``"one hundred and five" -> "one hundred five"``, ``"a hundred" -> "one hundred"``.
+    ValueError as parse_english.
     Used by minitf.translate; no notebook calls it by name."""
     return english(parse_english(text))
 

@@ -107,12 +107,15 @@ def pairs(held_out):
             if ((i + j) % HELD_OUT_EVERY == 0) == held_out]
 
 
+MAX_SAMPLE = 1_000_000  # sentences one call of sample draws (about 15 s of work)
+
+
 def sample(rng, n, held_out=False):
     """n random Examples whose (referent, adjective) pair is from the training pairs, or
     from the held-out pairs; the other noun, verb, order and opening drawn at random.
-    Notebook 09 §1."""
+    At most MAX_SAMPLE at once (a batch or a test set is far smaller). Notebook 09 §1."""
     rng = as_rng(rng)
-    n = require_int(n, "n", low=0)
+    n = require_int(n, "n", low=0, high=MAX_SAMPLE)
     chosen = pairs(held_out)
     out = []
     for _ in range(n):

@@ -2,9 +2,10 @@
 Both tasks build theirs with it. Notebook 00 §2."""
 
 from collections import Counter
+from collections.abc import Iterable
 
 from ..tokens import BOS_ID, EOS_ID, PAD_ID
-from ..validation import require_bool, require_int_array
+from ..validation import require_bool, require_int_array, shorten
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 _N_SPECIAL = len(SPECIAL_TOKENS)
@@ -15,7 +16,14 @@ class Vocab:
     Notebook 00 §2 (tasks.SOURCE_VOCAB); notebook 09 (referent.VOCAB)."""
 
     def __init__(self, tokens):
+        if isinstance(tokens, bytes) or not isinstance(tokens, Iterable):
+            raise TypeError(f"tokens must be a list of str, got {type(tokens).__name__} "
+                            f"{shorten(tokens)}")
         tokens = list(tokens)
+        wrong = next((t for t in tokens if not isinstance(t, str)), None)
+        if wrong is not None:
+            raise TypeError(f"tokens must be a list of str; got {type(wrong).__name__} "
+                            f"{shorten(wrong)} in it")
         clashes = sorted(set(tokens) & set(SPECIAL_TOKENS))
         if clashes:
             raise ValueError(f"special tokens are added automatically; remove {clashes}")
