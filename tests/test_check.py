@@ -77,9 +77,17 @@ def test_not_written_needs_the_placeholder_in_the_function_itself():
 
 
 def test_a_reference_that_fails_is_reported_as_the_checkers_fault():
-    result = check_function("f", softmax, lambda x: x[9], CASES)
+    exercise = Exercise("f", "check_f", ("x",), "x", lambda: CASES, lambda x: x[9])
+    result = exercise.check(softmax)
     assert result.status == "fail" and not result.cases
     assert "the checker itself failed" in str(result) and "please report" in str(result)
+
+
+def test_check_function_blames_a_reference_of_your_own_on_you():
+    result = check_function("f", softmax, lambda x: x[9], CASES)
+    assert result.status == "fail" and not result.cases
+    assert "your reference raised IndexError" in str(result) and "case 1" in str(result)
+    assert "please report" not in str(result)
 
 
 # ----------------------------------------------------------------------- copies

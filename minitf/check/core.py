@@ -12,20 +12,31 @@ function with the learner's signature and a hint). `Exercise.check(fn)`:
    the learner returned something, and differs from the reference on the case reported.
    One bug, one hint: a right answer never gets one, and two hints never contradict;
 4. never raises: whatever the learner's function returns or raises, or if it is not a
-   function at all, the result is a `CheckResult` that says what happened.
+   function at all, the result is a `CheckResult` that says what happened;
+5. stops a case that runs longer than TIME_LIMIT seconds (a loop that never ends) and reports
+   it, where it can: in the main thread of a system with SIGALRM (a notebook's kernel runs
+   there); elsewhere, or inside a shorter alarm of the caller's, there is no limit.
 
 The result is structured (`status`, per-case reports) and renders itself as the short text
 the notebooks show.
 """
 
 import copy
+import signal
+import threading
+import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 NOT_WRITTEN = "not written yet: replace `raise NotImplementedError` with your code"
+# Seconds one case may take. The slowest case of any built-in checker's right answer (the
+# notebooks' solutions, nb10's included) takes about 2 ms on a shared 2-core machine, so
+# even a learner's pure-Python loops a thousand times slower pass.
+TIME_LIMIT = 5.0
 
 
 # ------------------------------------------------------------------ the result
@@ -256,6 +267,44 @@ class _NotWritten(Exception):
     pass
 
 
+class _TooSlow(BaseException):
+    """Raised into the learner's code when its case runs out of time (a BaseException, so
+    that an `except Exception` in that code does not swallow it)."""
+
+
+@contextmanager
+def time_limit(seconds):
+    """Raise _TooSlow inside the block once it has run `seconds` (SIGALRM). No limit when
+    seconds is None, off the main thread, without setitimer, or when the caller's own alarm
+    would ring first (it is restored afterwards, less the time spent)."""
+    if (seconds is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
+    if outer_left and outer_left <= seconds:
+        yield
+        return
+    active = True
+
+    def stop(signum, frame):
+        if active:
+            raise _TooSlow()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        active = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        if outer_left:
+            left = outer_left - (time.monotonic() - start)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
+
+
 def _innermost_function(error):
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None:
@@ -272,9 +321,7 @@ def call_quietly(fn, *args, own=None):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return fn(*args)
-    except KeyboardInterrupt:
-        raise
-    except _NotWritten:
+    except (KeyboardInterrupt, _NotWritten, _TooSlow):
         raise
     except NotImplementedError as error:
         code = _innermost_function(error)
@@ -327,6 +374,11 @@ class Exercise:
     signature: tuple | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+    time_limit: float | None = None  # seconds per case; None: TIME_LIMIT
+    yours: bool = False  # the reference is the caller's own (check_function), not minitf's
+
+    def _limit(self):
+        return time_limit(TIME_LIMIT if self.time_limit is None else self.time_limit)
 
     def _run(self, fn, case):
         args = copy.deepcopy(case.args)
@@ -378,16 +430,17 @@ class Exercise:
             return self._internal_error(error)
         got, expected, problems = [], [], []
         try:
-            for case in cases:
-                want = self._expected(case)
+            for number, case in enumerate(cases, 1):
+                want, out = self._expected_and_output(fn, case)
                 if isinstance(want, Raised):
-                    return self._internal_error(want)
-                out = self._run(fn, case)
+                    return self._reference_failed(want, number, case)
                 expected.append(want)
                 got.append(out)
                 problems.append(self.differs(out, want))
         except _NotWritten:
             return CheckResult(self.name, "not written", len(cases))
+        except _TooSlow:
+            return self._too_slow(fn, number, case, len(cases))
         if not any(problems):
             return CheckResult(self.name, "pass", len(cases))
         hint_case, hint = self._diagnose(cases, got, problems)
@@ -398,6 +451,36 @@ class Exercise:
         params = ", ".join(self.signature or self.args) or "..."
         task = f"{_call_name(fn)}({params}) should return {self.task}"
         return CheckResult(self.name, "fail", len(cases), reports, task)
+
+    def _expected_and_output(self, fn, case):
+        """(the reference's output, fn's output) on one case: fn's under the time limit, and
+        the reference's too when it is the caller's own; (Raised, None) if the reference
+        raised. _TooSlow leaves it."""
+        if self.yours:
+            with self._limit():
+                want = self._expected(case)
+        else:
+            want = self._expected(case)
+        if isinstance(want, Raised):
+            return want, None
+        with self._limit():
+            return want, self._run(fn, case)
+
+    def _too_slow(self, fn, number, case, total):
+        seconds = TIME_LIMIT if self.time_limit is None else self.time_limit
+        return CheckResult(self.name, "fail", total, message=(
+            f"{_call_name(fn)} (or the reference) took longer than {seconds:g} s on case "
+            f"{number} ({self.describe_case(case)}) and was stopped: does a loop never end?"
+            if self.yours else
+            f"{_call_name(fn)} took longer than {seconds:g} s on case {number} "
+            f"({self.describe_case(case)}) and was stopped: does a loop never end?"))
+
+    def _reference_failed(self, raised, number, case):
+        if not self.yours:
+            return self._internal_error(raised)
+        return CheckResult(self.name, "fail", message=(
+            f"your reference {raised} on case {number} ({self.describe_case(case)}); your "
+            "function was not judged: fix the reference or the case"))
 
     def _diagnose(self, cases, got, problems):
         """(index of the case to hint at, hint) for the first mistake that explains every
@@ -426,9 +509,35 @@ class Exercise:
             "report this"))
 
 
-def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6):
+def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=None):
     """Call fn(*case) and reference(*case) for each case (a tuple of arguments) and compare,
-    with no known mistakes: a quick checker for a function of your own. Never raises."""
+    with no known mistakes: a quick checker for a function of your own. Never raises: a
+    mistake in its own arguments (cases that are not tuples, a reference that raises) is
+    reported as yours. time_limit: seconds per case (None: TIME_LIMIT)."""
+    cases, problem = _argument_tuples(cases)
+    if problem is None and not callable(reference):
+        problem = f"reference must be a function, got {kind_of(reference)}"
+    if problem is not None:
+        return CheckResult(str(name), "fail", message=f"check_function: {problem}")
     exercise = Exercise(name, "check_function", (), "what the reference returns",
-                        lambda: list(cases), reference, rtol=rtol, atol=atol)
+                        lambda: cases, reference, rtol=rtol, atol=atol,
+                        time_limit=time_limit, yours=True)
     return exercise.check(fn)
+
+
+def _argument_tuples(cases):
+    """(cases as a list, None), or (None, what is wrong with them)."""
+    example = "e.g. [(x1,), (x2,)] for a function of one argument"
+    try:
+        if isinstance(cases, (str, bytes, np.ndarray)):
+            raise TypeError
+        cases = list(cases)
+    except TypeError:
+        return None, f"cases must be a list of argument tuples, {example}; got {kind_of(cases)}"
+    if not cases:
+        return None, f"cases is empty: give at least one tuple of arguments, {example}"
+    for i, case in enumerate(cases):
+        if not isinstance(case, (tuple, Case)):
+            return None, (f"cases[{i}] is {kind_of(case)}, not a tuple of arguments; "
+                          f"{example}")
+    return cases, None
