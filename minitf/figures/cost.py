@@ -10,7 +10,7 @@ import tracemalloc
 import numpy as np
 
 from ..attention import causal_mask, scaled_dot_product_attention
-from ..validation import require_int
+from ..validation import require_bool, require_int
 
 
 def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):
@@ -27,7 +27,19 @@ def score_bytes(L_q, L_k, batch=1, dtype=np.float32):
     Notebook 02 §5."""
     L_q, L_k, batch = (require_int(value, name, low=0) for value, name in (
         (L_q, "L_q"), (L_k, "L_k"), (batch, "batch")))
-    return batch * L_q * L_k * np.dtype(dtype).itemsize
+    return batch * L_q * L_k * _numeric_dtype(dtype).itemsize
+
+
+def _numeric_dtype(dtype):
+    """np.dtype(dtype) if it is a dtype of numbers, else a TypeError naming `dtype`."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy dtype such as np.float32, got "
+                        f"{dtype!r:.60}") from None
+    if dtype.kind not in "biufc":
+        raise TypeError(f"dtype must be a dtype of numbers, got {dtype}")
+    return dtype
 
 
 def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
@@ -44,7 +56,12 @@ def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
 def time_attention(n, d=64, batch=(), repeats=5, causal=False, fn=None):
     """Best wall time (s) of fn(q, k, v, mask) on random float32 inputs of length n.
     Notebook 02 §5."""
-    fn = fn or scaled_dot_product_attention
+    fn = scaled_dot_product_attention if fn is None else fn
+    if not callable(fn):
+        raise TypeError(f"fn must be a function fn(q, k, v, mask), got {type(fn).__name__} "
+                        f"{fn!r:.60}")
+    repeats = require_int(repeats, "repeats", low=1)
+    causal = require_bool(causal, "causal")
     q, k, v = random_qkv(n, d, batch)
     mask = causal_mask(n) if causal else None
     fn(q, k, v, mask)  # warm-up

@@ -88,6 +88,14 @@ def _lighter(highlight, parts):
     """Check ``highlight`` against ``parts``; return ``on(*names)``: is any of them lit?"""
     if isinstance(highlight, str):
         highlight = (highlight,)
+    if highlight is not None and not isinstance(highlight, (list, tuple, set, frozenset)):
+        raise TypeError(f"highlight must be a part's name or a list of them, got "
+                        f"{type(highlight).__name__} {highlight!r:.60}; this diagram's parts "
+                        f"are {list(parts)}")
+    wrong = [h for h in highlight or () if not isinstance(h, str)]
+    if wrong:
+        raise TypeError(f"highlight must hold parts' names (str), got {wrong[0]!r:.60}; this "
+                        f"diagram's parts are {list(parts)}")
     lit = set(highlight or ())
     unknown = sorted(lit - set(parts))
     if unknown:
@@ -450,6 +458,8 @@ def encoder_layer(norm_first=False, highlight=None):
     ``"attention"``, ``"ffn"``, ``"norm"``, ``"residual"``. Shown in notebook 05.
     """
     on = _lighter(highlight, PARTS["encoder_layer"])
+    if not isinstance(norm_first, bool):
+        raise TypeError(f"norm_first must be True or False, got {norm_first!r:.60}")
     ax = _canvas(10, 3.3)
     main, high, h = 1.15, 2.1, 0.7
     kind = "pre-LN: norm first" if norm_first else "post-LN, as in the paper"

@@ -57,13 +57,14 @@ def plot_matrix(
     """
     m = np.asarray(matrix)
     if m.ndim != 2:
-        raise ValueError(f"expected a 2-D matrix, got shape {m.shape}")
+        raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
     if m.dtype == bool:
         m = m.astype(float)
+    if m.dtype.kind not in "iuf":
+        raise ValueError(f"matrix must hold real numbers, got dtype {m.dtype}")
     n_rows, n_cols = m.shape
-    for labels, n, name in ((x_labels, n_cols, "x_labels"), (y_labels, n_rows, "y_labels")):
-        if labels is not None and len(labels) != n:
-            raise ValueError(f"{name} has {len(labels)} entries for {n} {name[0]} positions")
+    x_labels = _labels(x_labels, n_cols, "x_labels")
+    y_labels = _labels(y_labels, n_rows, "y_labels")
 
     use_cjk_font()
     if ax is None:
@@ -72,12 +73,11 @@ def plot_matrix(
     image = ax.imshow(m, aspect="auto", interpolation="nearest", **imshow_kwargs)
 
     if x_labels is not None:
-        x_labels = [str(t) for t in x_labels]
         tilt = any(len(t) > 2 for t in x_labels)
         ax.set_xticks(range(n_cols), x_labels, rotation=45 if tilt else 0,
                       ha="right" if tilt else "center", rotation_mode="anchor")
     if y_labels is not None:
-        ax.set_yticks(range(n_rows), [str(t) for t in y_labels])
+        ax.set_yticks(range(n_rows), y_labels)
     if xlabel:
         ax.set_xlabel(xlabel)
     if ylabel:
@@ -93,6 +93,20 @@ def plot_matrix(
             ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=8,
                     color="black" if value > mid else "white")
     return ax
+
+
+def _labels(labels, n, name):
+    """`labels` as a list of n strings (any iterable of n items), or None."""
+    if labels is None:
+        return None
+    try:  # a str labels one position per character
+        labels = [str(t) for t in labels]
+    except TypeError:
+        raise TypeError(f"{name} must be a list of labels, got "
+                        f"{type(labels).__name__}") from None
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} entries for {n} {name[0]} positions")
+    return labels
 
 
 def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None, **kwargs):
