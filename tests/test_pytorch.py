@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 import minitf.pytorch as bridge
 from minitf import tasks
-from minitf.generate import translate_ids
+from minitf.generate import greedy_decode, translate_ids
 from minitf.model import Transformer
 from minitf.pytorch import (
     from_torch,
@@ -164,6 +164,40 @@ def test_bad_input_is_refused_clearly():
         from_torch(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="minitf Transformer"):
         to_torch(module)
+
+
+def test_batch_0_gives_empty_results_as_minitf_does():
+    model = small_model()
+    module = to_torch(model)
+    src, tgt_in = np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64)
+    logits = module(torch.from_numpy(src), torch.from_numpy(tgt_in))
+    assert tuple(logits.shape) == model(src, tgt_in).shape == (0, 2, TGT_VOCAB)
+    ids = bridge.greedy_decode(module, torch.from_numpy(src), max_len=4)
+    assert tuple(ids.shape) == greedy_decode(model, src, max_len=4).shape == (0, 1)
+
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    (dict(max_len=0), ValueError, "max_len must be an int >= 1, got 0"),
+    (dict(max_len=2.5), TypeError, "max_len must be an int"),
+    (dict(max_len=11), ValueError, "max_len=11 would feed the decoder positions 0..10"),
+    (dict(max_len=3, eos_id=99), ValueError, r"eos_id must be an int in 0\.\.12"),
+    (dict(max_len=3, bos_id=-1), ValueError, r"bos_id must be an int in 0\.\.12"),
+])
+def test_greedy_decode_checks_its_options_as_minitf_does(options, error, match):
+    module = to_torch(small_model())
+    with pytest.raises(error, match=match):
+        bridge.greedy_decode(module, torch.tensor([[4, 2]]), **options)
+
+
+def test_greedy_decode_of_a_minitf_model_names_module():
+    with pytest.raises(ValueError, match="module: expected a TorchTransformer"):
+        bridge.greedy_decode(small_model(), torch.tensor([[4, 2]]), max_len=3)
+
+
+def test_greedy_decode_without_eos_runs_to_max_len():
+    module = to_torch(small_model())
+    assert tuple(bridge.greedy_decode(module, torch.tensor([[4, 2]]), max_len=5,
+                                      eos_id=None).shape) == (1, 5)
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])

@@ -72,6 +72,25 @@ def test_bad_settings_are_refused(numbers):
         train_with_torch(nproc=0)
 
 
+@pytest.mark.parametrize(("options", "error", "match"), [
+    (dict(log_every=0), ValueError, "log_every must be an int >= 1"),
+    (dict(max_seconds=-1), ValueError, "max_seconds"),
+    (dict(max_seconds=float("nan")), ValueError, "max_seconds"),
+    (dict(eval_size=0), ValueError, "eval_size must be an int >= 1"),
+    (dict(numbers="abc"), ValueError, "numbers must be a pair"),
+    (dict(numbers=(np.arange(100), np.arange(0))), ValueError, r"numbers\[1\] \(test\)"),
+    (dict(numbers=(np.arange(100), [-3])), ValueError, r"numbers\[1\].*0\.\.9999"),
+    (dict(config="x"), TypeError, "config must be a TrainConfig"),
+    (dict(model_config="x"), TypeError, "model_config must be a TransformerConfig"),
+    (dict(verbose="yes"), TypeError, "verbose must be True or False"),
+    (dict(seed=-1), ValueError, "seed must be an int >= 0"),
+    (dict(threads=0), ValueError, "threads must be an int >= 1"),
+])
+def test_every_argument_is_checked_before_any_process_starts(options, error, match):
+    with pytest.raises(error, match=match):
+        train_with_torch(nproc=1, steps=1, **options)
+
+
 @pytest.mark.slow
 def test_two_processes_train_a_checkpoint_minitf_translates_with(tmp_path, numbers,
                                                                   numpy_history):

@@ -92,7 +92,7 @@ from torch import nn
 from ..model import Transformer, TransformerConfig
 from ..positional import sinusoidal_encoding
 from ..tokens import BOS_ID, EOS_ID, PAD_ID
-from ..validation import require_token_ids
+from ..validation import require_int, require_token_ids
 
 
 class How(NamedTuple):
@@ -249,6 +249,8 @@ class TorchTransformer(nn.Module):
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
         src = self._ids(src, "src")
+        if src.shape[0] == 0:  # batch 0: torch's attention cannot reshape it; nothing to do
+            return self._embed(self.src_embed, src)  # (0, L_s, d_model)
         pad = src == PAD_ID  # (B, L_s); torch's masks say True where a query may NOT look
         with _fast_path(enabled=not pad.all(dim=1).any()):
             return self.encoder(self._embed(self.src_embed, src), src_key_padding_mask=pad)
@@ -260,6 +262,8 @@ class TorchTransformer(nn.Module):
         if not src.shape[0] == tgt_in.shape[0] == memory.shape[0]:
             raise ValueError(f"src, tgt_in and memory have batch sizes {src.shape[0]}, "
                              f"{tgt_in.shape[0]} and {memory.shape[0]}")
+        if tgt_in.shape[0] == 0:  # batch 0, as in encode
+            return self.generator(self._embed(self.tgt_embed, tgt_in))  # (0, L_t, V)
         L = tgt_in.shape[1]
         future = torch.ones(L, L, dtype=torch.bool, device=tgt_in.device).triu(1)  # (L_t, L_t)
         pad = tgt_in == PAD_ID  # (B, L_t)
@@ -288,7 +292,7 @@ def _unwrap(module):
     """The TorchTransformer inside `module` (itself, or one wrapped by DistributedDataParallel)."""
     inner = getattr(module, "module", module)
     if not isinstance(inner, TorchTransformer):
-        raise ValueError(f"expected a TorchTransformer built by to_torch, got "
+        raise ValueError(f"module: expected a TorchTransformer built by to_torch, got "
                          f"{type(module).__name__}")
     return inner
 
@@ -344,6 +348,7 @@ def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
 
     Built in notebook 10 §2.
     """
+    max_len, bos_id, eos_id = _check_decode_options(_unwrap(module), max_len, bos_id, eos_id)
     src = torch.as_tensor(src)
     memory = module.encode(src)
     ys = torch.full((src.shape[0], max_len + 1), PAD_ID, dtype=torch.long)  # <bos> + tokens
@@ -353,7 +358,21 @@ def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
         logits = module.decode(ys[:, :t + 1], memory, src)[:, -1].cpu()  # (B, V)
         logits[:, PAD_ID] = -math.inf  # <pad> only fills the places after <eos>
         ys[:, t + 1] = torch.where(done, PAD_ID, logits.argmax(dim=-1))
-        done |= ys[:, t + 1] == eos_id
-        if done.all():
-            break
+        if eos_id is not None:
+            done |= ys[:, t + 1] == eos_id
+            if done.all():
+                break
     return ys[:, 1:t + 2]
+
+
+def _check_decode_options(module, max_len, bos_id, eos_id):
+    """greedy_decode's max_len, bos_id and eos_id, checked as minitf.generate checks them."""
+    max_len = require_int(max_len, "max_len", low=1)
+    if max_len > module.max_len:
+        raise ValueError(f"max_len={max_len} would feed the decoder positions 0..{max_len - 1} "
+                         f"(<bos> at 0), but the model has {module.max_len} positions; use "
+                         f"max_len <= {module.max_len}")
+    last = module.config.tgt_vocab_size - 1
+    bos_id = require_int(bos_id, "bos_id", 0, last)
+    eos_id = None if eos_id is None else require_int(eos_id, "eos_id", 0, last)
+    return max_len, bos_id, eos_id

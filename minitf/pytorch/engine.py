@@ -31,10 +31,11 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from .. import tasks
-from ..model import Transformer
+from ..model import Transformer, TransformerConfig
 from ..tokens import PAD_ID
 from ..train import TrainConfig, cooldown_factor, report_line, warmup_schedule
-from ..translator import BY_SHAPE, TRANSLATOR_CONFIG
+from ..translator import BY_SHAPE, TRANSLATOR_CONFIG, check_numbers
+from ..validation import require_bool, require_instance, require_int, require_real
 from . import from_torch, to_torch
 
 TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -59,7 +60,10 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
     torchrun (which sets the processes) leave nproc at 1; there every process but the first
     returns (None, None). Notebook 10 §5.
     """
-    config = dataclasses.replace(config or TrainConfig(), **changes)
+    config = dataclasses.replace(_checked(config, model_config), **changes)
+    numbers = check_numbers(numbers)
+    _check_run_options(seed=seed, log_every=log_every, eval_size=eval_size,
+                       max_seconds=max_seconds, verbose=verbose, threads=threads)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -73,7 +77,7 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
         raise ValueError(f"batch_size={config.batch_size} leaves some of the {nproc} "
                          "processes without rows")
     job = dict(config=config, model_config=model_config, device=device, seed=seed,
-               numbers=tasks.split() if numbers is None else numbers, log_every=log_every,
+               numbers=numbers, log_every=log_every,
                eval_size=eval_size, max_seconds=max_seconds, verbose=verbose,
                threads=threads, header=header, eval_name=eval_name)
     if started_by_torchrun():
@@ -90,6 +94,31 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
             mp.spawn(_spawned, args=(nproc, job, result), nprocs=nproc, join=True)
             with open(result, "rb") as f:
                 return pickle.load(f)
+
+
+def _checked(config, model_config):
+    """The TrainConfig to run (default TrainConfig()), after checking that model_config is
+    a translator's: the number task's vocabulary sizes."""
+    config = TrainConfig() if config is None else require_instance(config, TrainConfig, "config")
+    require_instance(model_config, TransformerConfig, "model_config")
+    sizes = (model_config.src_vocab_size, model_config.tgt_vocab_size)
+    if sizes != (TRANSLATOR_CONFIG.src_vocab_size, TRANSLATOR_CONFIG.tgt_vocab_size):
+        raise ValueError(f"model_config has vocabulary sizes {sizes}, not the number task's "
+                         f"({TRANSLATOR_CONFIG.src_vocab_size}, "
+                         f"{TRANSLATOR_CONFIG.tgt_vocab_size})")
+    return config
+
+
+def _check_run_options(*, seed, log_every, eval_size, max_seconds, verbose, threads):
+    """The options train_translator checks too, checked before any process starts."""
+    require_int(seed, "seed", low=0)
+    require_int(log_every, "log_every", low=1)
+    require_int(eval_size, "eval_size", low=1)
+    if max_seconds is not None:
+        require_real(max_seconds, "max_seconds", low=0)
+    require_bool(verbose, "verbose")
+    if threads is not None:
+        require_int(threads, "threads", low=1)
 
 
 def _free_port():
