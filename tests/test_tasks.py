@@ -508,3 +508,31 @@ def test_pad():
     assert pad([]).shape == (0, 0)
     with pytest.raises(ValueError, match=r"sequences\[1\] is not 1-D"):
         pad([[1], [[2]]])
+
+
+# N22 and issue 26: separators at the ends, and "a" for "one"
+
+@pytest.mark.parametrize("text", ["twenty-", "one thousand,", "-five", ",one", "twenty - "])
+def test_a_phrase_that_starts_or_ends_with_a_separator_is_refused(text):
+    with pytest.raises(ValueError, match="cannot (start|end) with a hyphen or a comma"):
+        parse_english(text)
+
+
+@pytest.mark.parametrize(("text", "value", "words"), [
+    ("a hundred", 100, "one hundred"),
+    ("a thousand", 1000, "one thousand"),
+    ("a hundred and five", 105, "one hundred five"),
+    ("a thousand and five", 1005, "one thousand five"),
+    ("a hundred twenty", 120, "one hundred twenty"),
+    ("A Thousand Two Hundred", 1200, "one thousand two hundred"),
+])
+def test_a_for_one_at_the_start(text, value, words):
+    assert parse_english(text) == value
+    assert canonical_english(text) == words
+
+
+@pytest.mark.parametrize("text", ["a", "a five", "one thousand a hundred", "twenty a hundred",
+                                  "a thousand a hundred", "one hundred a"])
+def test_a_anywhere_else_is_refused(text):
+    with pytest.raises(ValueError, match="'a' can only stand for 'one' at the start"):
+        parse_english(text)

@@ -284,3 +284,32 @@ def test_cli_reads_stdin_lines_in_turn():
 def test_examples_from_the_design():
     assert translate(["one thousand five", "one hundred ten", "twelve"]) == [
         "一千零五", "一百一十", "十二"]
+
+
+# N22, N23 and issue 26 through translate and the command line
+
+@pytest.mark.parametrize(("text", "chars"), [("a hundred and five", "一百零五"),
+                                             ("a thousand", "一千"), ("A hundred", "一百")])
+def test_translate_reads_a_for_one(text, chars):
+    assert translate(text) == chars
+
+
+def test_translate_refuses_a_phrase_cut_short():
+    with pytest.raises(ValueError, match="'twenty-' ends with '-'.*cut short"):
+        translate("twenty-")
+    with pytest.raises(ValueError, match=r"texts\[1\] 'one thousand,'"):
+        translate(["five", "one thousand,"])
+
+
+def test_translate_refuses_a_huge_beam_before_allocating():
+    with pytest.raises(ValueError, match=r"beam_size must be an int in 1\.\.64"):
+        translate("five", beam_size=10**12)
+    assert minitf.translator.translate_each(["five"], beam_size=64) == ["五"]
+
+
+def test_cli_refuses_a_huge_beam_in_one_line():
+    result = subprocess.run([sys.executable, "-m", "minitf", "translate", "--beam",
+                             "1000000000000", "five"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == "--beam must be an int in 1..64, got 1000000000000\n"
