@@ -1,7 +1,7 @@
 """The bridge to PyTorch: the same Transformer in torch's own layers, weights carried over.
 
 Built in notebook 10. This package is the only part of minitf that imports torch (an optional
-extra: ``pip install -e '.[torch]'``); `engine` trains the translator with it across processes.
+extra: ``make torch``); `engine` trains the translator with it across processes.
 
 `to_torch(model)` builds a `TorchTransformer` from `nn.TransformerEncoderLayer` and
 `nn.TransformerDecoderLayer` (batch first, dropout 0, the same norm_first, activation and
