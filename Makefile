@@ -45,13 +45,16 @@ lab: $(STAMP)
 		$(BIN)/jupyter lab $(ROOT_ARGS) $(LAB_DIRS) $(LAB_CONFIG) $(LAB_ARGS)
 
 # PyTorch for notebook 10, minitf.pytorch and `train --engine torch`, at the version CI tests
-# (.ci/run calls this target). pip takes it from PyPI, whose wheel for Linux x86-64 is the CUDA
-# build (several GB with its nvidia-* packages); TORCH_INDEX=https://download.pytorch.org/whl/cpu
-# takes PyTorch's own CPU-only build instead (see the README).
+# (.ci/run calls this target). TORCH_INDEX is PyTorch's own index of the build to prefer: its
+# CPU-only build by default (about 0.9 GB, where PyPI's Linux x86-64 wheel is the CUDA build of
+# several GB); a CUDA one (…/whl/cu126) for a GPU; empty for whatever PyPI has. It is an extra
+# index, so torch's other requirements still come from PyPI, and a machine that cannot reach
+# it gets PyPI's torch after one short try.
 TORCH_VERSION := 2.13.0
-TORCH_INDEX ?=
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 torch: $(STAMP)
-	$(BIN)/python -m pip install "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url "$(TORCH_INDEX)")
+	$(BIN)/python -m pip install "torch==$(TORCH_VERSION)" \
+		$(if $(TORCH_INDEX),--extra-index-url "$(TORCH_INDEX)" --retries 1 --timeout 15)
 
 # MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).

@@ -42,4 +42,4 @@ def test_the_torch_engine_without_torch_says_what_to_install():
                      "from minitf.__main__ import main\n"
                      "sys.exit(main(['train', '--engine', 'torch', '--steps', '1']))")
     assert run.returncode == 2
-    assert run.stderr.strip() == "--engine torch needs PyTorch: run `make torch` (see the README)"
+    assert run.stderr.strip() == "--engine torch needs PyTorch: install it with `make torch`"

@@ -143,7 +143,7 @@ def _train_with_torch(args, config, numbers, header, eval_name):
     except ModuleNotFoundError as e:
         if e.name != "torch":
             raise
-        raise ValueError("--engine torch needs PyTorch: run `make torch` (see the README)") from None
+        raise ValueError("--engine torch needs PyTorch: install it with `make torch`") from None
     return train_with_torch(config, nproc=args.nproc, device=args.device, seed=args.seed,
                             numbers=numbers, max_seconds=args.max_seconds,
                             verbose=not args.quiet, threads=args.threads, header=header,
