@@ -127,9 +127,7 @@ def _validate_backward_inputs(dout, q, k, v, weights):
     """The arrays as floats, with weights of the scores' shape and dout of the output's."""
     dout, q, k, v, weights = (require_float_array(a, name) for a, name in (
         (dout, "dout"), (q, "q"), (k, "k"), (v, "v"), (weights, "weights")))
-    q, k, v, _ = _validate_attention_inputs(q, k, v, None)
-    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (
-        q.shape[-2], k.shape[-2])
+    scores_shape = _scores_shape(q, k, v)  # shapes only: the forward checked the values
     for name, a, shape in (("weights", weights, scores_shape),
                            ("dout", dout, scores_shape[:-1] + v.shape[-1:])):
         if a.shape != shape:
@@ -138,15 +136,12 @@ def _validate_backward_inputs(dout, q, k, v, weights):
     return dout, q, k, v, weights
 
 
-def _validate_attention_inputs(q, k, v, mask):
-    """q, k, v as arrays of one float dtype (at least float32) and mask as a bool array,
-    or a ValueError that names what does not fit."""
-    q, k, v = (require_float_array(a, name) for a, name in ((q, "q"), (k, "k"), (v, "v")))
+def _scores_shape(q, k, v):
+    """The shape (..., L_q, L_k) of the scores of q, k, v, or a ValueError naming the shapes
+    that do not fit together."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (L, d), got shape {a.shape}")
-        if not all_finite(a):
-            raise ValueError(f"{name} contains NaN or inf")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
     if q.shape[-1] == 0:
@@ -161,7 +156,17 @@ def _validate_attention_inputs(q, k, v, mask):
         raise ValueError(
             f"batch dimensions of q {q.shape}, k {k.shape} and v {v.shape} do not broadcast"
         ) from None
-    scores_shape = batch + (q.shape[-2], k.shape[-2])
+    return batch + (q.shape[-2], k.shape[-2])
+
+
+def _validate_attention_inputs(q, k, v, mask):
+    """q, k, v as arrays of one float dtype (at least float32) and mask as a bool array,
+    or a ValueError that names what does not fit."""
+    q, k, v = (require_float_array(a, name) for a, name in ((q, "q"), (k, "k"), (v, "v")))
+    scores_shape = _scores_shape(q, k, v)
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if not all_finite(a):
+            raise ValueError(f"{name} contains NaN or inf")
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != np.bool_:

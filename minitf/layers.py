@@ -124,13 +124,12 @@ class LayerNorm(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         centered = x - x.mean(axis=-1, keepdims=True)
-        s = _power_of_two_scale(centered)  # (...,) 1 unless a row's entries pass ±2
-        # σ² = s² · mean((x − μ)/s)², summed in float64: neither square can overflow
-        var_s = np.einsum("...i,...i->...", centered / s[..., None], centered / s[..., None],
-                          dtype=np.float64) / self.d_model
-        if not np.isfinite(var_s).all():
-            raise ValueError("x contains NaN or inf")
-        inv_std = (1 / (s * np.sqrt(var_s + self.eps / s / s))).astype(x.dtype)[..., None]
+        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
+        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
+        if np.isfinite(var).all():
+            inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
+        else:  # NaN or inf in x, or float64 entries above ~1e154, whose squares overflow
+            inv_std = _inv_std_of_large_rows(centered, self.eps)
         x_hat = centered * inv_std
         self.save_for_backward((x_hat, inv_std))
         return self.gamma * x_hat + self.beta
@@ -146,12 +145,17 @@ class LayerNorm(Module):
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
 
 
-def _power_of_two_scale(centered):
-    """(...,) float64: for each row of `centered`, the largest power of two 2^k ≤ max |entry|
-    (at least 1). Dividing by a power of two is exact, so LayerNorm's numbers are the same
-    with it; it only keeps the squares of entries above 1e154 from overflowing float64."""
+def _inv_std_of_large_rows(centered, eps):
+    """LayerNorm's 1/√(σ² + ε) (..., 1) when σ² overflows float64: each row divided first by
+    s, the largest power of two ≤ its largest |entry| (exact, so the numbers are the ones the
+    plain formula would give), σ² = s² · mean((x − μ)/s)². NaN or inf in x is refused."""
     _, exponent = np.frexp(np.abs(centered).max(axis=-1))  # max = m · 2^exponent, m in [½, 1)
-    return np.ldexp(1.0, np.maximum(exponent - 1, 0))
+    s = np.ldexp(1.0, np.maximum(exponent - 1, 0))  # (...,)
+    scaled = centered / s[..., None]
+    var_s = np.einsum("...i,...i->...", scaled, scaled, dtype=np.float64) / centered.shape[-1]
+    if not np.isfinite(var_s).all():
+        raise ValueError("x contains NaN or inf")
+    return (1 / (s * np.sqrt(var_s + eps / s / s))).astype(centered.dtype)[..., None]
 
 
 class Dropout(Module):
