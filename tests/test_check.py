@@ -263,6 +263,20 @@ def test_describe_difference():
         "returned an array of shape (2,), expected the tuple (out, weights)")
 
 
+def test_numbers_that_differ_never_print_the_same():
+    """4 significant digits, more where those print equal, and then the difference too."""
+    assert describe_difference(2.5, 2) == "got 2.5, expected 2"
+    assert describe_difference(0.0606868, 0.0606917) == (
+        "got 0.060687, expected 0.060692 (a difference of 4.9e-06)")
+    assert describe_difference(np.array([1.0, -1.57901]), np.array([1.0, -1.57912])) == (
+        "1 of 2 entries differ; first at index (1,): got -1.579, expected -1.5791 "
+        "(a difference of 0.00011)")
+    assert describe_difference(np.float16(0.09003), 0.0900306) == (  # review 05: float16
+        "got 0.090027, expected 0.090031 (a difference of 3.7e-06)")
+    assert describe_difference(np.array([np.nan]), np.array([1.0])).endswith(
+        "got nan, expected 1")
+
+
 def test_star_import_gives_every_checker():
     import minitf.check as check
 

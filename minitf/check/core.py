@@ -129,16 +129,36 @@ class Raised:
         return f"{text}: {self.message}" if self.message else text
 
 
-def _fmt(value):
-    """One number as a short, readable string."""
+def _fmt(value, digits=4):
+    """One number as a short, readable string (`digits` significant digits)."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     try:
-        return f"{float(value):.4g}"
+        return f"{float(value):.{digits}g}"
     except (TypeError, ValueError):
         return repr(value)
+
+
+def got_expected(got, expected):
+    """"got X, expected Y" with enough digits to tell two different numbers apart: 4
+    significant digits, more when those print the same, and then the difference too
+    ("got 0.0606868, expected 0.0606917 (a difference of 4.9e-06)")."""
+    shown = _fmt(got), _fmt(expected)
+    if shown[0] != shown[1]:
+        return f"got {shown[0]}, expected {shown[1]}"
+    for digits in range(5, 18):
+        shown = _fmt(got, digits), _fmt(expected, digits)
+        if shown[0] != shown[1]:
+            break
+    try:
+        with np.errstate(all="ignore"):
+            gap = abs(float(got) - float(expected))
+        by = f" (a difference of {gap:.2g})"
+    except (TypeError, ValueError):
+        by = ""
+    return f"got {shown[0]}, expected {shown[1]}{by}"
 
 
 def kind_of(value):
@@ -214,10 +234,10 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
     if len(wrong) == 0:
         return None
     if expected.ndim == 0:
-        return f"got {_fmt(arr.item())}, expected {_fmt(expected.item())}"
+        return got_expected(arr.item(), expected.item())
     where = tuple(int(i) for i in wrong[0])
     return (f"{len(wrong)} of {expected.size} entries differ; first at index {where}: "
-            f"got {_fmt(arr[where])}, expected {_fmt(expected[where])}")
+            f"{got_expected(arr[where], expected[where])}")
 
 
 # ------------------------------------------------------------- describing a case
@@ -242,7 +262,7 @@ def describe_value(name, value, values=True):
         return f"{name}: dict of {', '.join(map(str, value))}"
     if callable(value) and not hasattr(value, "params"):
         return f"{name}: a function"
-    return f"{name}: a {type(value).__name__}"
+    return f"{name}: {kind_of(value)}"
 
 
 @dataclass(frozen=True)
