@@ -511,6 +511,99 @@ def whole_matrix_softmax(x):
     return e / e.sum()
 
 
+def softmax_minus_row_min(x):
+    e = np.exp(x - x.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_minus_global_max(x):  # the forgotten axis
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))
+    return e / e.sum(axis=-1)
+
+
+def softmax_sum_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)
+
+
+def softmax_axis_0(x):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def attention_minus_global_max(Q, K, V):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - scores.max())
+    return e / e.sum(axis=-1, keepdims=True) @ V
+
+
+def multi_head_without_b_o(x, params, num_heads):
+    q, k, v = (split_heads(x @ params[f"W_{n}"] + params[f"b_{n}"], num_heads) for n in "qkv")
+    weights = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1]))
+    return merge_heads(weights @ v) @ params["W_o"]
+
+
+def multi_head_b_o_per_head(x, params, num_heads):
+    d_k = x.shape[-1] // num_heads
+    q, k, v = (split_heads(x @ params[f"W_{n}"] + params[f"b_{n}"], num_heads) for n in "qkv")
+    heads = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)) @ v  # (B, h, L, d_k)
+    return sum(heads[:, i] @ params["W_o"][i * d_k:(i + 1) * d_k] + params["b_o"]
+               for i in range(num_heads))
+
+
+def pre_ln_mask_as_context(x, layer, mask):
+    x = x + layer.self_attn(layer.norm1(x), mask)
+    return x + layer.ffn(layer.norm2(x))
+
+
+def cross_attention_by_hand(y, memory, attn, memory_mask, *, scale=None, biases=True,
+                            straight=False):
+    h, (B, L_t, d) = attn.num_heads, y.shape
+
+    def heads(x, n):
+        p = x @ attn.params[f"W_{n}"] + (attn.params[f"b_{n}"] if biases else 0)
+        if straight:
+            return p.reshape(B, h, x.shape[1], d // h)
+        return p.reshape(B, x.shape[1], h, d // h).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(y, "q"), heads(memory, "k"), heads(memory, "v")
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(scale or d // h)
+    if memory_mask is not None:
+        scores = np.where(memory_mask, scores, -1e9)
+    z = softmax(scores) @ v  # (B, h, L_t, d_k)
+    return z.transpose(0, 2, 1, 3).reshape(B, L_t, d) @ attn.W_o + (attn.b_o if biases else 0)
+
+
+def kv_scores_before_append(x_t, cache, W_q, W_k, W_v):  # the notebook's style
+    q, k, v = x_t @ W_q, x_t @ W_k, x_t @ W_v
+    scores = (cache["k"] @ q[..., None])[..., 0] / np.sqrt(q.shape[-1])  # (..., t)
+    z = (softmax(scores)[..., None, :] @ cache["v"])[..., 0, :]  # 0 at step 1
+    K = np.concatenate([cache["k"], k[..., None, :]], axis=-2)
+    V = np.concatenate([cache["v"], v[..., None, :]], axis=-2)
+    return z, {"k": K, "v": V}
+
+
+def ce_zeroed_padding(logits, targets, eps, ignore_index=0):  # the slip of notebook 08's cell 9
+    log_p = logits - logits.max(axis=-1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(axis=-1, keepdims=True))
+    nll = -np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]
+    loss = (1 - eps) * nll - eps * log_p.mean(axis=-1)
+    not_pad = targets != ignore_index
+    return (loss * not_pad).mean()
+
+
+def adam_eps_inside_root(param, grad, m, v, t, lr, beta1, beta2, eps):
+    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
+    return param - lr * m_hat / np.sqrt(v_hat + eps), m, v
+
+
 def unscaled_attend(q, K, V):
     w = np.exp(K @ q - (K @ q).max())
     return (w / w.sum()) @ V
@@ -598,6 +691,25 @@ LEARNER_MISTAKES = [
     ("check_adam_step", adam_without_correction, "no bias correction"),
     ("check_warmup", warmup_wrong_exponent, "rising part is step · warmup^-1.5"),
     ("check_cross_entropy", ce_without_max, "np.exp overflowed"),
+    ("check_softmax", softmax_minus_row_min, "not its smallest"),
+    ("check_softmax", softmax_minus_global_max, "each row's own max"),
+    ("check_softmax", softmax_without_keepdims, "keepdims=True"),
+    ("check_softmax", softmax_sum_without_keepdims, "keepdims=True"),
+    ("check_softmax", softmax_axis_0, "ran over axis 0"),
+    ("check_scaled_scores", lambda q, K: K @ q / np.sqrt(len(K)), "len(K) is n"),
+    ("check_attention", attention_minus_global_max, "each row's own max"),
+    ("check_multi_head", multi_head_without_b_o, "b_o is missing"),
+    ("check_multi_head", multi_head_b_o_per_head, "you added b_o once per head; add it once"),
+    ("check_pre_ln_encoder_layer", pre_ln_mask_as_context, "pass it by keyword"),
+    ("check_cross_attention", lambda *a: cross_attention_by_hand(*a, scale=a[0].shape[-1]),
+     "divided by √d_model"),
+    ("check_cross_attention", lambda *a: cross_attention_by_hand(*a, biases=False),
+     "biases b_q, b_k, b_v, b_o are left out"),
+    ("check_cross_attention", lambda *a: cross_attention_by_hand(*a, straight=True),
+     "reshaped straight to (B, h, L, d_k)"),
+    ("check_kv_cache", kv_scores_before_append, "before computing the scores"),
+    ("check_cross_entropy", ce_zeroed_padding, "zeroed but still counted"),
+    ("check_adam_step", adam_eps_inside_root, "ε goes outside the square root"),
 ]
 
 
@@ -609,19 +721,19 @@ def test_a_learner_written_mistake_gets_its_hint_and_no_other(name, fn, hint):
 
 
 def test_a_bug_that_is_no_listed_mistake_gets_no_hint():
-    # A softmax that forgets the max *and* sums over the whole array: cases 3-4 look like
-    # the overflow mistake, case 5 like the axis mistake, but neither explains every case.
+    # A softmax that forgets the max *and* sums over the whole array: cases 3, 4 and 6 look
+    # like the overflow mistake, case 5 like the axis mistake, but neither explains every case.
     def two_bugs(x):
         return np.exp(x) / np.exp(x).sum()
 
     result = minitf.check.check_softmax(two_bugs)
-    assert not result and result.hints == [] and len(result.cases) == 3, str(result)
+    assert not result and result.hints == [] and len(result.cases) == 5, str(result)
 
 
 def test_the_report_says_which_case_failed_and_what_was_asked():
     text = str(minitf.check.check_softmax(naive_softmax))
     assert text.splitlines()[:4] == [
-        "✗ softmax: not yet — 2 of 5 cases differ",
+        "✗ softmax: not yet — 4 of 7 cases differ",
         "  asked: naive_softmax(x) should return the softmax of x along its last axis "
         "(each row sums to 1), without overflow",
         "  case 3: x (3,) = [1000. 999. 998.] — large entries",
@@ -629,6 +741,35 @@ def test_the_report_says_which_case_failed_and_what_was_asked():
     ]
     assert "    hint: exp(1000) overflows" in text
     assert "case 4: x (2,) = [-1000. -1001.]" in text and "case 1" not in text
+
+
+def test_cross_attention_by_hand_is_right_without_its_slips():
+    assert minitf.check.check_cross_attention(cross_attention_by_hand)
+
+
+@pytest.mark.parametrize(("x", "wrong"), [
+    ([0.0, 1000.0], softmax_minus_row_min),
+    ([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1002.0]], softmax_minus_global_max)])
+def test_softmax_cases_catch_a_shift_that_is_no_row_max(x, wrong):
+    """Subtracting the row's min, or the whole array's max, gives NaN on a case of the
+    checker's, where softmax does not."""
+    cases = [np.asarray(c.args[0]).tolist() for c in EXERCISES["check_softmax"].cases()]
+    assert x in cases
+    with np.errstate(all="ignore"):
+        assert np.isnan(wrong(np.array(x))).any() and not np.isnan(softmax(np.array(x))).any()
+
+
+def test_attention_has_rows_more_than_800_apart():
+    Q, K, _ = EXERCISES["check_attention"].cases()[-1].args
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    assert np.ptp(scores.max(axis=-1)) > 800
+
+
+def test_one_head_is_one_head():
+    for name in ("check_split_heads", "check_merge_heads", "check_multi_head"):
+        notes = [c.note for c in EXERCISES[name].cases()]
+        assert any("1 head" in n and "1 heads" not in n for n in notes), notes
+        assert not any("1 heads" in n for n in notes), notes
 
 
 def test_a_helper_that_is_not_written_is_named():

@@ -7,7 +7,7 @@ import pytest
 from check_solutions import SOLUTIONS
 
 from minitf import tasks
-from minitf.attention import log_softmax, padding_mask
+from minitf.attention import log_softmax, padding_mask, softmax
 from minitf.check import check_beam_search, check_kv_cache
 from minitf.check.nb07 import (
     StepFunction,
@@ -105,6 +105,45 @@ def test_another_correct_beam_search_passes():
     assert check_beam_search(beam_search_pruned)
 
 
+def learner_beam_search(step, beam_size, max_len, length_penalty, *, eos_in_len=True,
+                        keep_live=True, stop_at_first=False):
+    """The notebook's solution with one of three slips (review 07-3)."""
+    beam, finished = [([tasks.BOS_ID], 0.0)], []
+    for _ in range(max_len):
+        candidates = []
+        for tokens, logp in beam:
+            for token, token_logp in enumerate(step(tokens)):
+                if np.isfinite(token_logp):
+                    candidates.append((tokens + [token], logp + token_logp))
+        candidates.sort(key=lambda c: -c[1])
+        beam = []
+        for tokens, logp in candidates[:beam_size - len(finished)]:
+            (finished if tokens[-1] == tasks.EOS_ID else beam).append((tokens, logp))
+        if not beam or (stop_at_first and finished):
+            break
+
+    def length(tokens):  # without <bos>; without <eos> too, in the slip
+        return len(tokens) - 1 - (not eos_in_len and tokens[-1] == tasks.EOS_ID)
+
+    n_best = [(tokens[1:], logp / ((5 + length(tokens)) / 6) ** length_penalty)
+              for tokens, logp in finished + (beam if keep_live else [])]
+    return sorted(n_best, key=lambda h: -h[1])
+
+
+@pytest.mark.parametrize(("slip", "hint"), [
+    ({}, None),
+    ({"eos_in_len": False}, "counts the <eos> too"),
+    ({"keep_live": False}, "still in the beam after max_len steps count as finished"),
+    ({"stop_at_first": True}, "stopped at the first finished hypothesis"),
+])
+def test_the_beam_search_slips_get_their_hints(slip, hint):
+    result = check_beam_search(lambda *a: learner_beam_search(*a, **slip))
+    if hint is None:
+        assert result, str(result)
+    else:
+        assert not result and len(result.hints) == 1 and hint in result.hints[0], str(result)
+
+
 def test_the_step_function_is_a_fixed_distribution_per_prefix():
     step = StepFunction(8, 1, eos_growth=0.5)
     a, b, c = step([1, 4]), step((1, 4)), step(np.array([1, 4]))
@@ -186,6 +225,29 @@ def test_a_cache_kept_outside_the_dict_is_caught():
 
     result = check_kv_cache(keeps_its_own_cache)
     assert not result
+
+
+def test_scores_before_appending_get_the_hint_with_any_softmax():
+    """With minitf's softmax, step 1 attends over no positions and gives z = 0; with a
+    softmax of one's own, x.max() of no positions raises. Both get the hint (review 07-2)."""
+    def scores_first(own_softmax):
+        def step(x_t, cache, W_q, W_k, W_v):
+            q, k, v = x_t @ W_q, x_t @ W_k, x_t @ W_v
+            scores = (cache["k"] @ q[..., None])[..., 0] / np.sqrt(q.shape[-1])
+            z = (own_softmax(scores)[..., None, :] @ cache["v"])[..., 0, :]
+            K = np.concatenate([cache["k"], k[..., None, :]], axis=-2)
+            V = np.concatenate([cache["v"], v[..., None, :]], axis=-2)
+            return z, {"k": K, "v": V}
+        return step
+
+    def softmax_mine(s):
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    for own in (softmax, softmax_mine):
+        result = check_kv_cache(scores_first(own))
+        assert not result and len(result.hints) == 1, str(result)
+        assert "append k_t and v_t to the cache before computing the scores" in result.hints[0]
 
 
 def test_the_z_of_every_step_is_compared():

@@ -98,6 +98,20 @@ def test_learner_written_mistakes(wrong, hint):
         assert "dtype float64, expected bool" in str(result)
 
 
+def test_torchs_own_float_mask_gets_a_hint():
+    """generate_square_subsequent_mask's -inf/0 float mask works in torch, but the exercise
+    asks for the boolean form; the hint says both (review 10-8)."""
+    def float_mask(src, tgt_in):
+        L = tgt_in.shape[1]
+        return (torch.nn.Transformer.generate_square_subsequent_mask(L),
+                torch.from_numpy(src == 0), torch.from_numpy(tgt_in == 0))
+
+    result = check_torch_masks(float_mask)
+    assert not result and len(result.hints) == 1, str(result)
+    assert "torch's float mask" in result.hints[0] and "boolean form" in result.hints[0]
+    assert "dtype float32, expected bool" in str(result)
+
+
 @pytest.mark.parametrize("checker", list(CHECKERS.values()))
 def test_not_written_crashing_and_not_callable(checker):
     def not_written(*args):

@@ -16,11 +16,24 @@ def _softmax_cases():
         Case((np.array([1000.0, 999.0, 998.0]),), "large entries"),
         Case((np.array([-1000.0, -1001.0]),), "very negative entries"),
         Case((np.array([[0.0, 1.0, 2.0], [5.0, 5.0, 5.0]]),), "two rows"),
+        Case((np.array([0.0, 1000.0]),), "a row spanning 1000"),
+        Case((np.array([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1002.0]]),),
+             "two rows 2000 apart"),
     ]
 
 
 def _naive_softmax(x):
     return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def _shifted_softmax(x, shift):
+    e = np.exp(x - shift)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))  # (...,): meets x (..., n) only when it is 1-D
+    return e / e.sum(axis=-1)
 
 
 SOFTMAX = Exercise(
@@ -32,7 +45,22 @@ SOFTMAX = Exercise(
                 "keepdims=True", lambda x: softmax(x, axis=None) if x.ndim > 1 else softmax(x)),
         Mistake("exp(1000) overflows: subtract the largest entry before taking exp",
                 _naive_softmax),
+        Mistake("subtract each row's largest entry, not its smallest: x − min can still be "
+                "1000, and exp(1000) overflows",
+                lambda x: _shifted_softmax(x, x.min(axis=-1, keepdims=True))),
+        Mistake("subtract each row's own max, x.max(axis=-1, keepdims=True): x.max() is the "
+                "largest entry of the whole array, and a row far below it underflows to 0 / 0",
+                lambda x: _shifted_softmax(x, x.max())),
+        Mistake("x.max(axis=-1) and the sum along axis=-1 have shape (...,), which cannot "
+                "meet x (..., n): keep the axis with keepdims=True, giving (..., 1)",
+                _without_keepdims),
+        Mistake("the softmax ran over axis 0 (down the columns); it runs along each row, the "
+                "last axis (axis=-1, keepdims=True)", lambda x: softmax(x, axis=0)),
     ))
+
+
+LEN_K_HINT = ("d_k is the length of q (the number of columns of K); len(K) is n, the number "
+              "of keys")
 
 
 def _attention_cases():
@@ -58,6 +86,7 @@ SCALED_SCORES = Exercise(
     mistakes=(
         Mistake("divide by √d_k (np.sqrt(d_k)), not by d_k", lambda q, K: K @ q / q.shape[-1]),
         Mistake("the scores still need dividing by √d_k", lambda q, K: K @ q),
+        Mistake(LEN_K_HINT, lambda q, K: K @ q / np.sqrt(len(K))),
     ))
 
 
@@ -72,8 +101,7 @@ SINGLE_QUERY_ATTENTION = Exercise(
     task="z (d_v,) = Σᵢ softmax(q·kᵢ/√d_k) vᵢ",
     cases=_attention_cases, reference=_single_query_attention,
     mistakes=(
-        Mistake("d_k is the length of q (the number of columns of K); len(K) is n, the "
-                "number of keys", lambda q, K, V: softmax(K @ q / np.sqrt(len(K))) @ V),
+        Mistake(LEN_K_HINT, lambda q, K, V: softmax(K @ q / np.sqrt(len(K))) @ V),
         Mistake("the scores still need dividing by √d_k before the softmax",
                 lambda q, K, V: softmax(K @ q) @ V),
         Mistake("z is the weighted sum of the value vectors vᵢ (rows of V), not of the keys",

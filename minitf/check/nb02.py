@@ -51,7 +51,16 @@ def _attention_cases():
              "2 queries, 5 keys"),
         Case((rng.normal(size=(3, 6, 16)), rng.normal(size=(3, 6, 16)),
               rng.normal(size=(3, 6, 16))), "a batch of 3"),
+        Case((np.array([[20.0, 20.0, 20.0, 20.0], [-20.0, -20.0, -20.0, -20.0]])
+              + rng.normal(size=(2, 4)), 25 + rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
+             "scores near +1000 in one row and -1000 in the other"),
     ]
+
+
+def _shifted_attention(Q, K, V, shift):
+    scores = Q @ _kt(K) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - shift(scores))
+    return e / e.sum(axis=-1, keepdims=True) @ V
 
 
 ATTENTION = Exercise(
@@ -69,6 +78,11 @@ ATTENTION = Exercise(
         Mistake("for a batch, swap only the last two axes of K: np.swapaxes(K, -1, -2) "
                 "(K.T reverses all of them)",
                 lambda Q, K, V: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
+        Mistake("subtract each row's own max, scores.max(axis=-1, keepdims=True): the max of "
+                "the whole array leaves a row far below it to underflow to 0 / 0",
+                lambda Q, K, V: _shifted_attention(Q, K, V, np.max)),
+        Mistake("exp of a score near 1000 overflows: subtract each row's max before np.exp",
+                lambda Q, K, V: _shifted_attention(Q, K, V, lambda s: 0.0)),
     ))
 
 

@@ -5,16 +5,12 @@ import numpy as np
 
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import Case, Exercise, Mistake
+from .shared import STRAIGHT_SPLIT_HINT, split_heads_straight
 
 __all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]
 
 
 # --- split_heads / merge_heads --------------------------------------------------------
-
-def _split_without_transpose(x, num_heads):
-    B, L, d_model = x.shape
-    return x.reshape(B, num_heads, L, d_model // num_heads)
-
 
 def _split_interleaved(x, num_heads):
     B, L, d_model = x.shape
@@ -35,15 +31,19 @@ def _merge_along_positions(x):
     return np.concatenate([x[:, i] for i in range(x.shape[1])], axis=1)
 
 
+def _heads(h):
+    return f"{h} head{'s' if h != 1 else ''}"
+
+
 def _split_cases():
     rng = np.random.default_rng(3)
-    return [Case((rng.normal(size=(B, L, d)), h), f"{h} heads of d_k = {d // h}")
+    return [Case((rng.normal(size=(B, L, d)), h), f"{_heads(h)} of d_k = {d // h}")
             for B, L, d, h in [(2, 3, 8, 2), (1, 5, 12, 3), (3, 4, 6, 1)]]
 
 
 def _merge_cases():
     rng = np.random.default_rng(4)
-    return [Case((rng.normal(size=shape),), f"{shape[1]} heads")
+    return [Case((rng.normal(size=shape),), _heads(shape[1]))
             for shape in [(2, 2, 3, 4), (1, 3, 5, 4), (3, 1, 4, 6)]]
 
 
@@ -52,9 +52,7 @@ SPLIT_HEADS = Exercise(
     task="(B, h, L, d_k), head i = columns i*d_k:(i+1)*d_k of x (B, L, d_model)",
     cases=_split_cases, reference=split_heads,
     mistakes=(
-        Mistake("you reshaped straight to (B, h, L, d_k), which cuts the sequence into pieces "
-                "instead of the features: reshape to (B, L, h, d_k) first, then swap axes 1 "
-                "and 2", _split_without_transpose),
+        Mistake(STRAIGHT_SPLIT_HINT, split_heads_straight),
         Mistake("your heads take every h-th column; in minitf head i is the contiguous block "
                 "of columns i*d_k:(i+1)*d_k", _split_interleaved),
     ))
@@ -81,7 +79,7 @@ _PARAM_NAMES = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
 
 
 def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=True,
-                b_o_per_head=False):
+                b_o_per_head=False, use_b_o=True):
     """The forward pass, and (with other flags) the usual wrong versions."""
     B, L, d_model = x.shape
     d_k = d_model // num_heads
@@ -101,7 +99,8 @@ def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=
         return concat
     if b_o_per_head:  # head by head, b_o added to every head's term
         return concat @ params["W_o"] + num_heads * params["b_o"]
-    return concat @ params["W_o"] + params["b_o"] if use_bias else concat @ params["W_o"]
+    return concat @ params["W_o"] + params["b_o"] if use_bias and use_b_o else \
+        concat @ params["W_o"]
 
 
 def _reference_multi_head(x, params, num_heads):
@@ -118,7 +117,7 @@ def _multi_head_cases():
                                    size=(d_model, d_model) if name[0] == "W" else (d_model,))
                   for name in _PARAM_NAMES}
         cases.append(Case((rng.normal(size=(B, L, d_model)), params, h),
-                          f"d_model = {d_model}, {h} head{'s' if h > 1 else ''}"))
+                          f"d_model = {d_model}, {_heads(h)}"))
     return cases
 
 
@@ -136,9 +135,11 @@ MULTI_HEAD = Exercise(
                 "(and b_o)", lambda x, p, h: _multi_head(x, p, h, use_w_o=False)),
         Mistake("the biases b_q, b_k, b_v, b_o are left out",
                 lambda x, p, h: _multi_head(x, p, h, use_bias=False)),
-        Mistake("b_o is added once per head; it belongs to the output projection and is "
-                "added once, after the heads' terms are summed",
+        Mistake("you added b_o once per head; add it once, after the heads' terms are "
+                "summed (it belongs to the output projection)",
                 lambda x, p, h: _multi_head(x, p, h, b_o_per_head=True)),
+        Mistake("b_o is missing: the output projection is concat @ W_o + b_o",
+                lambda x, p, h: _multi_head(x, p, h, use_b_o=False)),
     ))
 
 

@@ -130,9 +130,12 @@ def _post_ln(x, layer, mask):
     return layer.norm2(h + layer.ffn(h))
 
 
-def _pre_ln(x, layer, mask, use_mask=True, add_normed=False, final_norm=False):
+def _pre_ln(x, layer, mask, use_mask=True, add_normed=False, final_norm=False,
+            positional=False):
     a = layer.norm1(x)
-    h = (a if add_normed else x) + layer.self_attn(a, mask=mask if use_mask else None)
+    attended = layer.self_attn(a, mask) if positional else layer.self_attn(
+        a, mask=mask if use_mask else None)  # the second positional argument is `context`
+    h = (a if add_normed else x) + attended
     b = layer.norm2(h)
     out = (b if add_normed else h) + layer.ffn(b)
     return layer.norm2(out) if final_norm else out
@@ -169,6 +172,10 @@ PRE_LN_ENCODER_LAYER = Exercise(
                 lambda x, layer, mask: _pre_ln(x, layer, mask, final_norm=True)),
         Mistake("the self-attention ignores the padding mask: pass mask=mask",
                 lambda x, layer, mask: _pre_ln(x, layer, mask, use_mask=False)),
+        Mistake("the mask went in as `context`, the second positional argument of self_attn "
+                "(the cross-attention of notebook 06): pass it by keyword, "
+                "self_attn(..., mask=mask)",
+                lambda x, layer, mask: _pre_ln(x, layer, mask, positional=True)),
     ))
 
 

@@ -7,7 +7,7 @@ from ..attention import causal_mask, padding_mask, scaled_dot_product_attention
 from ..decoder import DecoderLayer
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import Case, Exercise, Mistake
-from .shared import perturb_norms_and_biases
+from .shared import STRAIGHT_SPLIT_HINT, perturb_norms_and_biases, split_heads_straight
 
 __all__ = ["check_local_causal_mask", "check_cross_attention", "check_pre_ln_decoder_layer"]
 
@@ -44,15 +44,21 @@ LOCAL_CAUSAL_MASK = Exercise(
 # ------------------------------------------------------------- cross-attention
 
 def _cross(y, memory, attn, memory_mask, *, q_from="y", k_from="memory", v_from="memory",
-           use_mask=True, project=True):
-    """Multi-head attention by hand, with its inputs taken from where the mistakes take them."""
+           use_mask=True, project=True, by_d_model=False, biases=True, split=split_heads):
+    """Multi-head attention by hand, with its inputs taken from where the mistakes take them
+    (and the other flags' slips)."""
     source = {"y": y, "memory": memory}
-    q, k, v = (split_heads(source[where] @ attn.params[f"W_{n}"] + attn.params[f"b_{n}"],
-                           attn.num_heads)
+
+    def bias(name):
+        return attn.params[name] if biases else 0.0
+
+    q, k, v = (split(source[where] @ attn.params[f"W_{n}"] + bias(f"b_{n}"), attn.num_heads)
                for n, where in (("q", q_from), ("k", k_from), ("v", v_from)))
+    if by_d_model:  # scores / √d_model instead of / √d_k
+        q = q * np.sqrt(q.shape[-1] / y.shape[-1])
     heads, _ = scaled_dot_product_attention(q, k, v, memory_mask if use_mask else None)
     merged = merge_heads(heads)  # (B, L_q, d_model)
-    return merged @ attn.W_o + attn.b_o if project else merged
+    return merged @ attn.W_o + bias("b_o") if project else merged
 
 
 def _random_attention(d_model, num_heads, seed):
@@ -98,6 +104,11 @@ CROSS_ATTENTION = Exercise(
                 "positions get weight 0", lambda *args: _cross(*args, use_mask=False)),
         Mistake("the heads were merged but not mixed: finish with @ W_o + b_o",
                 lambda *args: _cross(*args, project=False)),
+        Mistake("the scores are divided by √d_model; each head works in d_k = d_model / h "
+                "dimensions, so divide by √d_k", lambda *args: _cross(*args, by_d_model=True)),
+        Mistake("the biases b_q, b_k, b_v, b_o are left out: each projection is "
+                "x @ W + b", lambda *args: _cross(*args, biases=False)),
+        Mistake(STRAIGHT_SPLIT_HINT, lambda *args: _cross(*args, split=split_heads_straight)),
     ))
 
 

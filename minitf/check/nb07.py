@@ -14,7 +14,16 @@ from ..attention import (
 from ..generate import beam_search, greedy_decode, top_k_mask, top_p_mask
 from ..model import Transformer
 from ..tokens import BOS_ID, EOS_ID, PAD_ID
-from .core import Case, Exercise, Mistake, Raised, call_quietly, describe_difference, kind_of
+from .core import (
+    Case,
+    Exercise,
+    Mistake,
+    Raised,
+    call_quietly,
+    describe_difference,
+    got_expected,
+    kind_of,
+)
 
 __all__ = ["check_beam_search", "check_greedy_step", "check_kv_cache", "check_temperature",
            "check_top_k", "check_top_p"]
@@ -264,7 +273,8 @@ def _reference_beam_search(step, beam_size, max_len, length_penalty):
 
 
 def _beam(step, beam_size, max_len, length_penalty, *, narrow=True, finish=True,
-          by_total=True, penalty=True, bos_in_length=False, keep_bos=False, best_first=True):
+          by_total=True, penalty=True, bos_in_length=False, keep_bos=False, best_first=True,
+          eos_in_length=True, keep_live=True, stop_at_first=False):
     """A plain beam search, and (with other flags) the usual wrong versions."""
     beam, finished = [([BOS_ID], 0.0)], []
     for _ in range(max_len):
@@ -283,11 +293,13 @@ def _beam(step, beam_size, max_len, length_penalty, *, narrow=True, finish=True,
                 finished.append((tokens, logp))
             else:
                 beam.append((tokens, logp))
-        if not beam:
+        if not beam or (stop_at_first and finished):
             break
     ranked = []
-    for tokens, logp in finished + beam:
+    for tokens, logp in finished + (beam if keep_live else []):
         n = len(tokens) if bos_in_length else len(tokens) - 1
+        if not eos_in_length and tokens[-1] == EOS_ID:
+            n -= 1
         score = logp / ((5 + n) / 6) ** length_penalty if penalty else logp
         ranked.append((tokens if keep_bos else tokens[1:], score))
     return sorted(ranked, key=lambda h: -h[1] if best_first else h[1])
@@ -345,8 +357,8 @@ def _compare_n_best(got, expected, rtol=1e-5, atol=1e-6):
                 return (f"hypothesis {got.index(g) + 1} (best first) is {show(g)}; expected "
                         f"{' or '.join(show(e) for e in expected[i:j])}")
             if not close(g[1], match[0][1]):
-                return (f"hypothesis {got.index(g) + 1}, tokens {g[0]}: score {g[1]:.4g}, "
-                        f"expected {match[0][1]:.4g}")
+                scores = got_expected(g[1], match[0][1]).replace("got", "score", 1)
+                return f"hypothesis {got.index(g) + 1}, tokens {g[0]}: {scores}"
         if sorted(g[0] for g in got[i:j]) != sorted(e[0] for e in expected[i:j]):
             twice = next(g for g in got[i:j] if [h[0] for h in got[i:j]].count(g[0]) > 1)
             return f"{show(twice)} appears twice"
@@ -396,6 +408,13 @@ BEAM_SEARCH = Exercise(
                 lambda *a: _beam(*a, by_total=False)),
         Mistake("best first: sort by score from the highest (nearest 0) down",
                 lambda *a: _beam(*a, best_first=False)),
+        Mistake("len in the length penalty counts the <eos> too: the tokens without <bos>, "
+                "<eos> included", lambda *a: _beam(*a, eos_in_length=False)),
+        Mistake("the hypotheses still in the beam after max_len steps count as finished: "
+                "rank them with the others", lambda *a: _beam(*a, keep_live=False)),
+        Mistake("the search stopped at the first finished hypothesis; it goes on, with a beam "
+                "one narrower, until the beam is empty or max_len steps are done",
+                lambda *a: _beam(*a, stop_at_first=True)),
     ))
 
 
@@ -456,7 +475,7 @@ def _compare_steps(got, expected, rtol=1e-5, atol=1e-6):
     return None
 
 
-def _kv_mistake(*, append=True, axis=-2, scale="d_k", include_new=True):
+def _kv_mistake(*, append=True, axis=-2, scale="d_k", include_new=True, weights=None):
     def step(x_t, cache, W_q, W_k, W_v):
         q, k, v = x_t @ W_q, x_t @ W_k, x_t @ W_v  # (..., d)
         if not include_new:
@@ -468,9 +487,12 @@ def _kv_mistake(*, append=True, axis=-2, scale="d_k", include_new=True):
             K, V = k[..., None, :], v[..., None, :]
         d = {"d_k": W_k.shape[1], "d_model": W_k.shape[0], None: 1}[scale]
         scores = (K @ q[..., None])[..., 0] / np.sqrt(d)  # (..., t+1)
-        scores = scores - scores.max(axis=-1, keepdims=True)
-        weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
-        z = (weights[..., None, :] @ V)[..., 0, :]  # (..., d_v)
+        if weights is None:  # a softmax of one's own: raises on the empty cache of step 1
+            shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            alpha = shifted / shifted.sum(axis=-1, keepdims=True)
+        else:  # minitf's softmax, as the notebook's solution: z_1 = 0 over no positions
+            alpha = weights(scores)
+        z = (alpha[..., None, :] @ V)[..., 0, :]  # (..., d_v)
         if not include_new:
             K = np.concatenate([cache["k"], k[..., None, :]], axis=-2)
             V = np.concatenate([cache["v"], v[..., None, :]], axis=-2)
@@ -488,6 +510,9 @@ def _kv_cases():
     ]
 
 
+_SCORES_BEFORE_APPEND = ("the new position attends to itself too: append k_t and v_t to the "
+                         "cache before computing the scores")
+
 KV_CACHE = Exercise(
     name="kv_cache", checker="check_kv_cache", args=("X", "W_q", "W_k", "W_v"),
     signature=("x_t", "cache", "W_q", "W_k", "W_v"),
@@ -504,8 +529,8 @@ KV_CACHE = Exercise(
         Mistake("divide the scores by √d_k", _kv_mistake(scale=None)),
         Mistake("divide by √d_k, the size of a key (W_k.shape[1]), not by √d_model",
                 _kv_mistake(scale="d_model")),
-        Mistake("the new position attends to itself too: append k_t and v_t to the cache "
-                "before computing the scores", _kv_mistake(include_new=False)),
+        Mistake(_SCORES_BEFORE_APPEND, _kv_mistake(include_new=False, weights=softmax)),
+        Mistake(_SCORES_BEFORE_APPEND, _kv_mistake(include_new=False)),
     ))
 
 

@@ -62,6 +62,9 @@ CROSS_ENTROPY = Exercise(
         Mistake("padding was counted: leave out the positions whose target is ignore_index, "
                 "and divide by the number of the others",
                 lambda z, y, e, i: _smoothed_losses(z, y, e).mean()),
+        Mistake("the padded positions' losses were zeroed but still counted in the mean: "
+                "divide by the number of targets that are not ignore_index, not by every "
+                "position", lambda z, y, e, i: (_smoothed_losses(z, y, e) * (y != i)).mean()),
         Mistake("that is the sum; the loss is the mean over the targets that are not padding",
                 lambda z, y, e, i: _kept(z, y, e, i).sum()),
         Mistake("the sign is wrong: the loss is −Σ q log p, a positive number",
@@ -132,7 +135,7 @@ LOG_SOFTMAX_BACKWARD = Exercise(
 # -------------------------------------------------------------------- Adam step
 
 def _adam_step(param, grad, m, v, t, lr, beta1, beta2, eps, *, correct_m=True, correct_v=True,
-               m_rule="ema", v_rule="ema", sqrt=True, sign=-1.0):
+               m_rule="ema", v_rule="ema", sqrt=True, sign=-1.0, eps_inside=False):
     """One Adam update -> (param, m, v), new arrays; the flags make the usual mistakes."""
     m = {"ema": beta1 * m + (1 - beta1) * grad, "no 1-b": beta1 * m + grad,
          "swapped": (1 - beta1) * m + beta1 * grad}[m_rule]
@@ -140,6 +143,8 @@ def _adam_step(param, grad, m, v, t, lr, beta1, beta2, eps, *, correct_m=True, c
          "swapped": (1 - beta2) * v + beta2 * grad ** 2}[v_rule]
     m_hat = m / (1 - beta1 ** t) if correct_m else m
     v_hat = v / (1 - beta2 ** t) if correct_v else v
+    if eps_inside:
+        return param + sign * lr * m_hat / np.sqrt(v_hat + eps), m, v
     root = np.sqrt(v_hat) if sqrt else v_hat
     return param + sign * lr * m_hat / (root + eps), m, v
 
@@ -154,8 +159,11 @@ def _adam_cases():
     m, v = 0.2 * rng.standard_normal(5), 0.1 * rng.random(5)
     late = (rng.standard_normal(5), 0.5 * rng.standard_normal(5), m, v,
             40, 0.05, 0.8, 0.9, 1e-6)
+    m, v = 0.1 * rng.standard_normal(4), 1e-4 * rng.random(4)
+    large_eps = (rng.standard_normal(4), 0.1 * rng.standard_normal(4), m, v,
+                 5, 0.01, 0.9, 0.999, 1e-2)
     return [Case(first, "the very first step: m = v = 0, t = 1"), Case(third, "step 3"),
-            Case(late, "step 40")]
+            Case(late, "step 40"), Case(large_eps, "step 5, a large ε = 0.01")]
 
 
 def _adam_variant(**flags):
@@ -184,6 +192,8 @@ ADAM_STEP = Exercise(
                 _adam_variant(correct_m=False)),
         Mistake("the square root of v̂ is missing", _adam_variant(sqrt=False)),
         Mistake("the step goes uphill: subtract lr · m̂ / (√v̂ + ε)", _adam_variant(sign=1.0)),
+        Mistake("ε goes outside the square root: lr · m̂ / (√v̂ + ε), not √(v̂ + ε)",
+                _adam_variant(eps_inside=True)),
     ))
 
 

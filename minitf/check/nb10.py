@@ -89,6 +89,12 @@ def _with_tgt_mask(tgt_mask):
     return lambda src, tgt_in: (tgt_mask(tgt_in.shape[1]), *torch_masks(src, tgt_in)[1:])
 
 
+def _float_causal_mask(L):
+    """torch's nn.Transformer.generate_square_subsequent_mask(L), in numpy: float32, -inf
+    above the diagonal and 0 elsewhere."""
+    return np.where(np.triu(np.ones((L, L), dtype=bool), k=1), -np.inf, 0.0).astype(np.float32)
+
+
 def _torch_masks_cases():
     return [
         Case((np.array([[5, 6, 2, 0], [7, 2, 0, 0]]), np.array([[1, 9, 4], [1, 8, 0]])),
@@ -116,6 +122,10 @@ TORCH_MASKS = Exercise(
                 _with_tgt_mask(lambda L: np.triu(np.ones((L, L), dtype=bool)))),
         Mistake("this blocks the past, not the future: np.triu(…, k=1)",
                 _with_tgt_mask(lambda L: np.tril(np.ones((L, L), dtype=bool), k=-1))),
+        Mistake("that is torch's float mask (−inf where a query may not look, 0 elsewhere, "
+                "added to the scores), as generate_square_subsequent_mask gives; torch "
+                "accepts it, but this exercise asks for the boolean form: True where a query "
+                "may NOT look, np.triu(…, k=1)", _with_tgt_mask(_float_causal_mask)),
         Mistake("the padding masks have minitf's broadcastable shape (B, 1, 1, L); torch "
                 "wants (B, L)",
                 lambda s, t: (~causal_mask(t.shape[1]), ~padding_mask(s, PAD_ID),

@@ -13,3 +13,15 @@ def perturb_norms_and_biases(module, seed):
             state[name] = value + 0.3 * rng.standard_normal(value.shape)
     module.load_state_dict(state)
     return module
+
+
+STRAIGHT_SPLIT_HINT = (
+    "you reshaped straight to (B, h, L, d_k), which cuts the sequence into pieces instead of "
+    "the features: reshape to (B, L, h, d_k) first, then swap axes 1 and 2")
+
+
+def split_heads_straight(x, num_heads):
+    """The usual slip of split_heads (notebooks 03 and 06): (B, L, d_model) reshaped
+    straight to (B, h, L, d_k)."""
+    B, L, d_model = x.shape
+    return x.reshape(B, num_heads, L, d_model // num_heads)
