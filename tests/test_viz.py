@@ -92,6 +92,34 @@ def test_plot_matrix_draws_boolean_masks():
     assert [t.get_text() for t in ax.texts] == ["1", "0", "0", "1", "1", "0", "1", "1", "1"]
 
 
+def rotations(ax):
+    """{tick label: its rotation in degrees} of the x axis, once the figure is drawn."""
+    ax.figure.canvas.draw()
+    return {t.get_text(): t.get_rotation() for t in ax.get_xticklabels()}
+
+
+def test_short_tick_labels_stay_upright_and_long_ones_turn_each_on_its_own():
+    # One <bos> used to turn every label, and 一 turned 45° reads as "/".
+    labels = ["<bos>", "一", "千"]
+    ax = viz.plot_matrix(weights(3, 3), x_labels=labels, y_labels=labels)
+    assert rotations(ax) == {"<bos>": 45, "一": 0, "千": 0}
+    ax = viz.attention_heatmap(weights(3, 5), x_labels=["<bos>", "一", "千", "12", "<eos>"])
+    assert rotations(ax) == {"<bos>": 45, "一": 0, "千": 0, "12": 0, "<eos>": 45}
+    assert all(t.get_rotation() == 0 for t in ax.get_yticklabels())
+    w = np.stack([weights(3, 3, seed) for seed in range(2)])  # (h, L_q, L_k)
+    for fig in (viz.head_heatmaps(w, x_labels=labels), viz.layer_head_heatmaps(w[None], labels)):
+        bottom = [ax for ax in fig.axes if ax.get_xticklabels()]
+        assert bottom and all(rotations(ax) == {"<bos>": 45, "一": 0, "千": 0} for ax in bottom)
+
+
+def test_token_bars_keeps_one_character_labels_upright_and_readable():
+    labels = ["<eos>", "一", "十", "二"]
+    fig = viz.token_bars([np.full(4, 0.25)], labels, ["T = 1"])
+    assert rotations(fig.axes[0]) == {"<eos>": 90, "一": 0, "十": 0, "二": 0}
+    sizes = {t.get_text(): t.get_fontsize() for t in fig.axes[0].get_xticklabels()}
+    assert all(sizes[c] >= 10 for c in "一十二")
+
+
 def test_matplotlib_is_imported_only_by_viz():
     code = "import sys, minitf; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -73,9 +73,7 @@ def plot_matrix(
     image = ax.imshow(m, aspect="auto", interpolation="nearest", **imshow_kwargs)
 
     if x_labels is not None:
-        tilt = any(len(t) > 2 for t in x_labels)
-        ax.set_xticks(range(n_cols), x_labels, rotation=45 if tilt else 0,
-                      ha="right" if tilt else "center", rotation_mode="anchor")
+        _x_tick_labels(ax, x_labels)
     if y_labels is not None:
         ax.set_yticks(range(n_rows), y_labels)
     if xlabel:
@@ -92,6 +90,33 @@ def plot_matrix(
         for (i, j), value in np.ndenumerate(m):
             ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=8,
                     color="black" if value > mid else "white")
+    return ax
+
+
+_SHORT_LABEL = 2  # characters: a label this short (一, 千, 12) is never turned
+
+
+def _x_tick_labels(ax, labels, *, angle=45, fontsize=None, short_fontsize=None):
+    """Label the x ticks 0, 1, ... of ``ax`` with ``labels``, each label turned on its own:
+    one of one or two characters (a Chinese numeral such as 一, which turned reads as "/")
+    stands upright; a longer one (``<bos>``, ``thousand``) is turned by ``angle`` degrees.
+    ``fontsize`` is for the long labels, ``short_fontsize`` for the short ones (default: the
+    tick size). Used by every helper here that writes x tick labels.
+    """
+    labels = [str(t) for t in labels]
+    ax.set_xticks(range(len(labels)), labels)
+    for text in ax.get_xticklabels():
+        if len(text.get_text()) <= _SHORT_LABEL:
+            text.set(rotation=0, ha="center", rotation_mode="default")
+            if short_fontsize is not None:
+                text.set_fontsize(short_fontsize)
+            continue
+        if angle == 90:  # centred under its tick, read from the bottom up
+            text.set(rotation=90, ha="center", rotation_mode="default")
+        else:  # its end at the tick
+            text.set(rotation=angle, ha="right", rotation_mode="anchor")
+        if fontsize is not None:
+            text.set_fontsize(fontsize)
     return ax
 
 
@@ -158,7 +183,9 @@ def token_bars(distributions, labels, titles, *, before=None, figsize=None):
         if d.shape != (len(labels),):
             raise ValueError(f"a distribution has shape {d.shape}; expected ({len(labels)},), "
                              "one probability per label")
-    fig, axes = _closed_subplots(len(dists), figsize or (2.8 * len(dists), 2.6), sharey=True)
+    # Wide enough for the upright one-character labels to stand apart at 10 pt.
+    panel = max(2.8, 0.19 * len(labels) + 0.45)
+    fig, axes = _closed_subplots(len(dists), figsize or (panel * len(dists), 2.6), sharey=True)
     x = np.arange(len(labels))
     for ax, dist, title in zip(axes, dists, titles):
         if before is not None:
@@ -166,7 +193,7 @@ def token_bars(distributions, labels, titles, *, before=None, figsize=None):
         ax.bar(x, dist, color="tab:orange" if before is not None else "tab:blue",
                alpha=0.85 if before is not None else 1.0,
                label="after" if before is not None else None)
-        ax.set_xticks(x, labels, rotation=90, fontsize=8)
+        _x_tick_labels(ax, labels, angle=90, fontsize=8, short_fontsize=10)
         ax.set_title(title)
     axes[0].set_ylabel("probability")
     if before is not None:
@@ -322,5 +349,5 @@ def layer_head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
         raise ValueError(f"expected weights of shape (layers, h, L_q, L_k), got {w.shape}; "
                          "stack one (h, L_q, L_k) array per layer")
     layers, h, L_q, L_k = w.shape
-    size = (min(8.6, h * (0.25 * L_k + 0.6) + 1.0), min(5.0, layers * (0.25 * L_q + 0.6) + 0.6))
+    size = (min(10.0, h * (0.25 * L_k + 0.6) + 1.0), min(5.0, layers * (0.25 * L_q + 0.6) + 0.6))
     return _heatmap_grid(w, x_labels, y_labels, title, size, "layer {layer} head {head}")
