@@ -460,13 +460,16 @@ def encoder_layer(norm_first=False, highlight=None):
     on = _lighter(highlight, PARTS["encoder_layer"])
     if not isinstance(norm_first, bool):
         raise TypeError(f"norm_first must be True or False, got {norm_first!r:.60}")
-    ax = _canvas(10, 3.3)
-    main, high, h = 1.15, 2.1, 0.7
+    # The row sits as low as its lowest label allows: the frame, or pre-LN's note under the
+    # final norm; everything above is placed from it, so no empty band is left at the bottom.
+    main = 0.95 if norm_first else 0.75
+    ax = _canvas(10, main + 2.15)
+    high, h, top = main + 0.95, 0.7, main + 1.85
     kind = "pre-LN: norm first" if norm_first else "post-LN, as in the paper"
     formula = (r"$x \leftarrow x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$" if norm_first
                else r"$x \leftarrow \mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$")
-    _text(ax, 0.25, 3.0, f"Encoder layer 编码器层 · {kind}", size=12, ha="left", gid="title")
-    _text(ax, 9.75, 3.0, formula, size=12, ha="right", gid="formula")
+    _text(ax, 0.25, top, f"Encoder layer 编码器层 · {kind}", size=12, ha="left", gid="title")
+    _text(ax, 9.75, top, formula, size=12, ha="right", gid="formula")
     _text(ax, 0.3, main, "$x$", size=13, gid="input")
 
     x, last = 0.75, (0.45, main)
