@@ -1,0 +1,111 @@
+"""How long each notebook's core path takes a learner working alone, by one stated rule.
+
+Usage: python tools/core_path.py [NOTEBOOK ...]    (default: notebooks/*.ipynb)
+
+The core path is every cell outside an optional part. An optional part starts at a heading
+that begins with "Optional" ("## Optional: …", "### Optional — …") and runs to the next
+heading of the same or a higher level that does not. Speaker notes (cells whose slide type is
+"notes") are the teacher's, and a folded "Solution" is read only by a learner who is stuck;
+neither counts. What is left is timed as
+
+    minutes = words / 120  +  0.75 × code cells  +  6 × exercises
+
+120 words a minute is a careful reading of technical prose with formulas; three quarters of a
+minute per code cell is reading it, running it and looking at what it printed or drew; an
+exercise ("### Exercise …" heading) is six minutes of the learner's own code on top of its
+cells. Each notebook's first cell states its core path as "core path … about N minutes", and
+tests/test_core_path.py keeps N within the budget and the estimate within N.
+"""
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+BUDGET = 45  # minutes: one sitting
+WORDS_PER_MINUTE = 120
+MINUTES_PER_CODE_CELL = 0.75
+MINUTES_PER_EXERCISE = 6
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
+SOLUTION = re.compile(r"<details>\s*<summary>\s*Solution.*?</details>", re.DOTALL | re.IGNORECASE)
+STATED = re.compile(r"core path\b.*?\babout (\d+) minutes", re.DOTALL | re.IGNORECASE)
+WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*|[\u3400-\u9fff]")
+
+
+def _source(cell):
+    src = cell["source"]
+    return "".join(src) if isinstance(src, list) else src
+
+
+def is_speaker_notes(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
+
+
+def core_cells(cells):
+    """The cells outside optional parts, with speaker notes left out."""
+    optional_level = None  # the level of the optional heading we are under, if any
+    kept = []
+    for cell in cells:
+        if cell["cell_type"] == "markdown":
+            for hashes, title in HEADING.findall(_source(cell)):
+                level = len(hashes)
+                if title.lstrip("*_ ").lower().startswith("optional"):
+                    if optional_level is None or level < optional_level:
+                        optional_level = level
+                elif optional_level is not None and level <= optional_level:
+                    optional_level = None
+        if optional_level is None and not is_speaker_notes(cell):
+            kept.append(cell)
+    return kept
+
+
+def count_words(text):
+    """Words a learner reads: a CJK character counts as one word (they stand beside English)."""
+    text = SOLUTION.sub(" ", text)
+    text = re.sub(r"<[^>]+>", " ", text)  # HTML tags (<details>, <summary>) are not read
+    return len(WORD.findall(text))
+
+
+def measure(path):
+    """{'words', 'code_cells', 'exercises', 'minutes', 'stated'} for one notebook's core path."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    core = core_cells(cells)
+    words = sum(count_words(_source(c)) for c in core if c["cell_type"] == "markdown")
+    code_cells = sum(1 for c in core if c["cell_type"] == "code")
+    exercises = sum(
+        1
+        for c in core
+        if c["cell_type"] == "markdown"
+        for _, title in HEADING.findall(_source(c))
+        if title.lower().startswith("exercise")
+    )
+    minutes = (words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code_cells
+               + MINUTES_PER_EXERCISE * exercises)
+    stated = STATED.search(_source(cells[0])) if cells else None
+    return {
+        "words": words,
+        "code_cells": code_cells,
+        "exercises": exercises,
+        "minutes": math.ceil(minutes),
+        "stated": int(stated.group(1)) if stated else None,
+    }
+
+
+def main(args):
+    paths = [Path(a) for a in args] or sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+    print(f"minutes = words/{WORDS_PER_MINUTE} + {MINUTES_PER_CODE_CELL} × code cells"
+          f" + {MINUTES_PER_EXERCISE} × exercises; budget {BUDGET}")
+    print(f"{'notebook':34} {'words':>6} {'code':>5} {'exerc':>5} {'min':>4} {'stated':>6}")
+    for path in paths:
+        m = measure(path)
+        stated = "—" if m["stated"] is None else m["stated"]
+        print(f"{path.name:34} {m['words']:6} {m['code_cells']:5} {m['exercises']:5}"
+              f" {m['minutes']:4} {stated:>6}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
