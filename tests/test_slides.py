@@ -20,7 +20,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# The English notebooks, then the Chinese edition's (notebooks/zh/, decks named NN_topic.zh).
+NOTEBOOKS = (sorted((ROOT / "notebooks").glob("*.ipynb"))
+             + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")))
 BUILD = ROOT / "tools" / "build_slides.py"
 CACHE = ROOT / "build" / "npm-cache"
 
@@ -139,7 +141,11 @@ def _text(html_text):
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
 
 
-STEMS = [p.stem for p in NOTEBOOKS] + ["99_fixture"]
+def deck_stem(nb_path):
+    return nb_path.stem + (".zh" if nb_path.parent.name == "zh" else "")
+
+
+STEMS = [deck_stem(p) for p in NOTEBOOKS] + ["99_fixture"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -189,9 +195,9 @@ def test_deck_is_sized_for_1280_by_720(decks, stem):
     assert re.search(r"width:\s*1280\b", text) and re.search(r"height:\s*720\b", text)
 
 
-@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[deck_stem(p) for p in NOTEBOOKS])
 def test_notebook_deck_leaves_out_skip_cells_and_keeps_plots(decks, nb_path):
-    text = _read(decks, nb_path.stem)
+    text = _read(decks, deck_stem(nb_path))
     visible = _text(text)
     shown = [line for line in _skip_lines(nb_path) if " ".join(line.split()) in visible]
     assert not shown, f"lines of skip cells on the slides: {shown}"
@@ -262,6 +268,10 @@ def test_index_lists_every_deck(decks):
     links = [value for tag, _, value in refs if tag == "a"]
     assert sorted(links) == sorted(f"{stem}.slides.html" for stem in STEMS)
     assert "Fixture deck" in index
+    for nb_path in NOTEBOOKS:  # each line: the deck's title, how many slides, the core path
+        if nb_path.parent.name != "zh":
+            line = re.search(rf'<li><a href="{nb_path.stem}\.slides\.html">.*?</li>', index)
+            assert line and re.search(r"\d+ slides, core path about \d+ min", line.group(0))
     assert "<ol>" not in index  # the notebooks' own numbers, not a second numbering
     assert "`" not in _text(index.split("<body>")[1].split("<p>Keys")[0])  # `code` rendered
     for tag, _, value in refs:

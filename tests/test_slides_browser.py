@@ -20,7 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
 import inspect_decks  # noqa: E402
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# The English notebooks, then the Chinese edition's (notebooks/zh/, decks named NN_topic.zh).
+NOTEBOOKS = (sorted((ROOT / "notebooks").glob("*.ipynb"))
+             + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")))
+
+
+def deck_stem(nb_path):
+    return nb_path.stem + (".zh" if nb_path.parent.name == "zh" else "")
+
 FONT = ROOT / "minitf" / "figures" / "fonts" / "minitf-cjk.otf"
 
 pytestmark = pytest.mark.slow
@@ -41,8 +48,8 @@ def shown(tmp_path_factory):
         for nb in NOTEBOOKS:
             browser.blocked.clear()
             browser.errors.clear()
-            slides[nb.stem] = list(browser.slides(out / f"{nb.stem}.slides.html"))
-            problems[nb.stem] = (list(browser.blocked), list(browser.errors))
+            slides[deck_stem(nb)] = list(browser.slides(out / f"{deck_stem(nb)}.slides.html"))
+            problems[deck_stem(nb)] = (list(browser.blocked), list(browser.errors))
     return slides, problems
 
 
@@ -51,7 +58,7 @@ def font_chars():
     return set(TTFont(FONT).getBestCmap())
 
 
-STEMS = [nb.stem for nb in NOTEBOOKS]
+STEMS = [deck_stem(nb) for nb in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("stem", STEMS)

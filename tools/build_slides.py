@@ -27,10 +27,12 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
+ZH = "zh"  # notebooks/zh/ holds the Chinese edition (tools/build_zh.py)
 CONFIG = ROOT / "tools" / "slides" / "nbconvert_config.py"
 DEFAULT_OUT = ROOT / "build" / "slides"
 DEFAULT_CACHE = ROOT / "build" / "npm-cache"
@@ -186,14 +188,29 @@ def vendor_files(out, cache):
             shutil.copy2(src, dst)
 
 
+def deck_stem(notebook):
+    """notebooks/01_x.ipynb → "01_x"; its Chinese edition notebooks/zh/01_x.ipynb → "01_x.zh"."""
+    notebook = Path(notebook)
+    return notebook.stem + (".zh" if notebook.parent.name == ZH else "")
+
+
 def convert(notebooks, out):
-    """Run `jupyter nbconvert --to slides` on all notebooks in one process."""
-    cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--config", str(CONFIG),
-           "--to", "slides", "--output-dir", str(out), *map(str, notebooks)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    """Run `jupyter nbconvert --to slides` on all notebooks in one process. A Chinese notebook
+    is converted from a copy named after its deck, so both editions' decks share vendor/."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = []
+        for nb in map(Path, notebooks):
+            if deck_stem(nb) != nb.stem:
+                copy = Path(tmp) / (deck_stem(nb) + ".ipynb")
+                shutil.copyfile(nb, copy)
+                nb = copy
+            sources.append(nb)
+        cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--config", str(CONFIG),
+               "--to", "slides", "--output-dir", str(out), *map(str, sources)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(f"nbconvert failed:\n{proc.stderr.strip()}")
-    return [out / (Path(nb).stem + ".slides.html") for nb in notebooks]
+    return [out / (deck_stem(nb) + ".slides.html") for nb in notebooks]
 
 
 def notebook_title(path):
@@ -249,16 +266,40 @@ def _inline_markdown(text):
     return re.sub(r"\*\*(.+?)\*\*", r"\1", "".join(out))
 
 
+def slide_count(deck):
+    """The slides a presenter steps through: sections that hold no further sections."""
+    text = deck.read_text(encoding="utf-8")
+    return len(re.findall(r"<section\b(?:(?!<section\b).)*?</section>", text, flags=re.S))
+
+
+def stated_minutes(notebook):
+    """The core path's minutes as the notebook's first cell states them (tools/core_path.py)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import core_path
+
+    return core_path.measure(notebook)["stated"]
+
+
 def write_index(notebooks, out):
-    """List every deck in `out` (earlier builds' too, so `make slides NB=...` keeps the rest)."""
-    sources = {Path(nb).stem: Path(nb) for nb in sorted(NOTEBOOK_DIR.glob("*.ipynb"))}
-    sources.update({Path(nb).stem: Path(nb) for nb in notebooks})
+    """List every deck in `out` (earlier builds' too, so `make slides NB=...` keeps the rest),
+    one line per notebook: its English deck, its Chinese deck (the same slides), how many
+    slides and the minutes of the notebook's core path."""
+    sources = {deck_stem(nb): Path(nb) for nb in all_notebooks()}
+    sources.update({deck_stem(nb): Path(nb) for nb in notebooks})
+    decks = {deck.name[: -len(".slides.html")]: deck for deck in out.glob("*.slides.html")}
     items = []
-    for deck in sorted(out.glob("*.slides.html")):
-        stem = deck.name[: -len(".slides.html")]
-        title = notebook_title(sources[stem]) if stem in sources else stem
-        items.append(f'<li><a href="{html.escape(deck.name)}">{_inline_markdown(title)}</a> '
-                     f"<small>({html.escape(stem)}.ipynb)</small></li>")
+    for stem in sorted(s for s in decks if not s.endswith(".zh")):
+        source = sources.get(stem)
+        title = notebook_title(source) if source else stem
+        line = [f'<a href="{html.escape(stem)}.slides.html">{_inline_markdown(title)}</a>']
+        facts = [f"{stem}.ipynb", f"{slide_count(decks[stem])} slides"]
+        if stem + ".zh" in decks:
+            line.append(f'<a href="{html.escape(stem)}.zh.slides.html" lang="zh">中文</a>')
+        minutes = stated_minutes(source) if source and source.exists() else None
+        if minutes:
+            facts.append(f"core path about {minutes} min")
+        items.append(f"<li>{' · '.join(line)} <small>({html.escape(', '.join(facts))})"
+                     "</small></li>")
     index = out / "index.html"
     index.write_text(INDEX.format(items="\n".join(items)), encoding="utf-8")
     return index
@@ -281,10 +322,14 @@ def measure(decks):
     return small
 
 
+def all_notebooks():
+    """Every English notebook, then every Chinese one."""
+    return sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted((NOTEBOOK_DIR / ZH).glob("*.ipynb"))
+
+
 def build(notebooks=None, out=DEFAULT_OUT, cache=DEFAULT_CACHE):
     """Build decks for `notebooks` (default: all) into `out`; return the deck paths."""
-    notebooks = [Path(nb) for nb in notebooks] if notebooks else sorted(
-        NOTEBOOK_DIR.glob("*.ipynb"))
+    notebooks = [Path(nb) for nb in notebooks] if notebooks else all_notebooks()
     if not notebooks:
         raise BuildError(f"No notebooks found in {NOTEBOOK_DIR}.")
     out, cache = Path(out), Path(cache)

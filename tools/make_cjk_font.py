@@ -48,9 +48,12 @@ def _texts(value):
 
 
 def used_chars(root=ROOT):
-    """{character: first file using it} for every CJK character in notebooks/ and minitf/."""
+    """{character: first file using it} for every CJK character in notebooks/ (the Chinese
+    edition in notebooks/zh/ included) and minitf/."""
     found = {}
-    for nb in sorted((root / "notebooks").glob("*.ipynb")):
+    notebooks = (sorted((root / "notebooks").glob("*.ipynb"))
+                 + sorted((root / "notebooks" / "zh").glob("*.ipynb")))
+    for nb in notebooks:
         for text in _texts(json.loads(nb.read_text(encoding="utf-8"))):
             for c in CJK.findall(text):
                 found.setdefault(c, nb.name)

@@ -1,0 +1,178 @@
+"""Build the Chinese edition: notebooks/zh/NN_topic.ipynb from the English notebook and its text.
+
+Usage: python tools/build_zh.py            build every Chinese notebook (run by `make notebooks`)
+       python tools/build_zh.py --check    change nothing; exit 1 if a build would differ
+       python tools/build_zh.py --todo NN  print the entries notebook NN still needs, to paste
+
+One source: the English notebook holds the code cells and their stored outputs, and
+translations/zh/NN_topic.md holds the Chinese of every markdown cell, one entry per cell:
+
+    <!-- cell 6f1c2a0e en:3b9d0c41aa -->
+    ## 1. 查询、键和值
+    …
+
+`6f1c2a0e` is the cell's id in the English notebook and `3b9d0c41aa` a fingerprint of the English
+text the entry translates. The built notebook is the English one with each markdown cell's
+text replaced by its entry: same cells, same ids, same metadata, the same code and outputs.
+When an English markdown cell changes, its fingerprint no longer matches and the build (and
+tests/test_zh.py) names the cell until its Chinese is brought up to date and the fingerprint
+rewritten; `--todo` prints the English text and the new marker of every such cell.
+"""
+
+import argparse
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "notebooks"
+ZH_DIR = NOTEBOOK_DIR / "zh"
+TEXT_DIR = ROOT / "translations" / "zh"
+MARKER = re.compile(r"^<!-- cell (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
+# rise.css names the shipped font by a url relative to itself; one folder deeper, one more "../".
+RISE_CSS_FONT = 'url("../minitf/'
+
+
+class Problem(Exception):
+    pass
+
+
+def fingerprint(text):
+    """A short hash of an English cell's text: its translation records the one it was made from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def read_text(path):
+    """{cell id: (fingerprint, Chinese text)} from a translation file."""
+    text = Path(path).read_text(encoding="utf-8")
+    marks = list(MARKER.finditer(text))
+    if text[: marks[0].start() if marks else len(text)].strip():
+        raise Problem(f"{path}: text before the first '<!-- cell … -->' marker")
+    entries = {}
+    for mark, following in zip(marks, marks[1:] + [None]):
+        cell_id, en = mark.group(1), mark.group(2)
+        if cell_id in entries:
+            raise Problem(f"{path}: cell {cell_id} has two entries")
+        body = text[mark.end(): following.start() if following else len(text)]
+        entries[cell_id] = (en, body.strip("\n"))
+    return entries
+
+
+def text_path(nb_path):
+    return TEXT_DIR / (Path(nb_path).stem + ".md")
+
+
+def problems(nb_path, entries=None):
+    """What keeps the Chinese edition of one notebook from being built, one line each."""
+    nb = nbformat.read(nb_path, as_version=4)
+    if entries is None:
+        path = text_path(nb_path)
+        if not path.exists():
+            return [f"{path.relative_to(ROOT)}: missing (run --todo {Path(nb_path).stem[:2]})"]
+        entries = read_text(path)
+    found, where = [], Path(nb_path).name
+    ids = set()
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        ids.add(cell.id)
+        first = cell.source.strip().splitlines()[0][:60] if cell.source.strip() else ""
+        if cell.id not in entries:
+            found.append(f"{where} cell {index} ({cell.id}) has no Chinese: {first!r}")
+        elif entries[cell.id][0] != fingerprint(cell.source):
+            found.append(f"{where} cell {index} ({cell.id}) changed in English since its "
+                         f"Chinese was written: {first!r}")
+    for cell_id in entries.keys() - ids:
+        found.append(f"{where}: the Chinese of cell {cell_id} has no English markdown cell "
+                     "(deleted? delete its entry)")
+    return found
+
+
+def build(nb_path):
+    """The Chinese notebook for one English notebook, as nbformat text. Raises Problem."""
+    entries = read_text(text_path(nb_path)) if text_path(nb_path).exists() else None
+    found = problems(nb_path, entries)
+    if found:
+        raise Problem("\n".join(found))
+    nb = nbformat.read(nb_path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = entries[cell.id][1]
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"  # as nbformat.write stores it
+
+
+def todo(nb_path):
+    """Entries to paste into the translation file: each missing or stale cell, its English text."""
+    path = text_path(nb_path)
+    entries = read_text(path) if path.exists() else {}
+    nb = nbformat.read(nb_path, as_version=4)
+    out = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        old = entries.get(cell.id)
+        if old and old[0] == fingerprint(cell.source):
+            continue
+        out.append(f"<!-- cell {cell.id} en:{fingerprint(cell.source)} -->")
+        was = f", its Chinese was:\n{old[1]}\n" if old else ""
+        out.append(f"<!-- todo: cell {index}, {'changed' if old else 'new'}{was} -->")
+        out.append(cell.source + "\n")
+    return "\n".join(out)
+
+
+def rise_css():
+    return (NOTEBOOK_DIR / "rise.css").read_text(encoding="utf-8").replace(
+        RISE_CSS_FONT, 'url("../../minitf/')
+
+
+def outputs():
+    """{path of a built file: its text} for the whole Chinese edition, and the problems."""
+    built, found = {ZH_DIR / "rise.css": rise_css()}, []
+    for nb_path in sorted(NOTEBOOK_DIR.glob("*.ipynb")):
+        try:
+            built[ZH_DIR / nb_path.name] = build(nb_path)
+        except Problem as err:
+            found.append(str(err))
+    for orphan in sorted(set(ZH_DIR.glob("*.ipynb")) - set(built)):
+        found.append(f"{orphan.relative_to(ROOT)} has no English notebook (delete it)")
+    return built, found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; report")
+    parser.add_argument("--todo", metavar="NN", help="print what notebook NN still needs")
+    args = parser.parse_args(argv)
+    if args.todo:
+        matches = sorted(NOTEBOOK_DIR.glob(f"{args.todo}*.ipynb"))
+        if len(matches) != 1:
+            print(f"build_zh: no single notebook starts with {args.todo!r}", file=sys.stderr)
+            return 2
+        print(todo(matches[0]) or f"{matches[0].name}: every markdown cell has its Chinese")
+        return 0
+    built, found = outputs()
+    stale = [p for p, text in built.items()
+             if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if not args.check:
+        ZH_DIR.mkdir(exist_ok=True)
+        for path in stale:
+            path.write_text(built[path], encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+        stale = []
+    for path in stale:
+        print(f"build_zh: {path.relative_to(ROOT)} differs from what the build gives",
+              file=sys.stderr)
+    for line in found:
+        print(f"build_zh: {line}", file=sys.stderr)
+    if found:
+        print("build_zh: translate those cells in translations/zh/ (`python tools/build_zh.py "
+              "--todo NN` prints them; CONTRIBUTING.md says how)", file=sys.stderr)
+    return 1 if found or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
