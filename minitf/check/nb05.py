@@ -158,7 +158,7 @@ def _encoder_cases():
 PRE_LN_ENCODER_LAYER = Exercise(
     name="pre_ln_encoder_layer", checker="check_pre_ln_encoder_layer",
     args=("x", "layer", "mask"),
-    task="the pre-LN layer: x = x + self_attn(norm1(x), mask); x + ffn(norm2(x))",
+    task="the pre-LN layer: x = x + self_attn(norm1(x), mask=mask); x + ffn(norm2(x))",
     cases=_encoder_cases,
     reference=lambda x, layer, mask: layer(x, mask),
     mistakes=(
