@@ -24,6 +24,7 @@ DIAGRAMS = [
     ("encoder_layer", {"norm_first": True}),
     ("decoder_layer", {}),
     ("generation_loop", {}),
+    ("referent_model", {}),
 ]
 IDS = [name + ("_pre_ln" if kw.get("norm_first") else "") for name, kw in DIAGRAMS]
 
@@ -68,6 +69,14 @@ REQUIRED = {
         "one thousand five <eos>": 1, "<bos>": 5, "一": 5, "千": 4, "零": 3, "五": 2,
         "<eos>": 1, "stop: 一千零五": 1, "memory": 1, "Encoder 编码器\n(runs once)": 1,
         "Decoder 解码器\n→ Linear → softmax": 5,
+    },
+    "referent_model": {
+        **{word: 1 for word in ("animal", "didn't", "cross", "street", "because", "it", "was",
+                                "too", "tired")},
+        "the": 2, "words 词": 1, "N×": 1, "$h_{\\mathrm{it}}$": 1,
+        **{f"$h_{{{j}}}$": 1 for j in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11)},
+        "Embedding 嵌入\n$\\times\\sqrt{d_{\\mathrm{model}}}$": 1,
+        "+ positional encoding 位置编码": 1, "q": 1, "1.00": 1,
     },
 }
 
@@ -198,6 +207,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("encoder_layer", "norm", {"norm1", "norm2"}),
     ("decoder_layer", "cross_attention", {"cross_attn"}),
     ("generation_loop", "encoder", {"encoder"}),
+    ("referent_model", "pointer", {"pointer"}),
+    ("referent_model", "positional", {"positions", "pe"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -227,5 +238,24 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 7
+    assert len(paths) == 8
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+def test_referent_model_points_from_it_and_has_no_decoder():
+    fig = make("referent_model")
+    drawn = [t.get_text() for t in texts(fig)]
+    # The notes' sentence, word by word, left to right, "it" in attention's colour.
+    words = [by_gid(fig, f"word{j}.label") for j in range(11)]
+    assert " ".join(t.get_text() for t in words) == (
+        "the animal didn't cross the street because it was too tired")
+    assert same_color(by_gid(fig, "word7").get_facecolor(), diagrams.COLORS["attention"])
+    # The pointer asks from "it": its label names the query, the keys and the softmax.
+    pointer = by_gid(fig, "pointer.label").get_text()
+    assert "h_{\\mathrm{it}}" in pointer and "W^Q" in pointer and "W^K" in pointer
+    assert "softmax" in pointer
+    # p: one bar per word, the tallest over "animal".
+    bars = [by_gid(fig, f"p{j}") for j in range(11)]
+    assert max(range(11), key=lambda j: bars[j].get_height()) == 1
+    assert not any("Decoder" in s or "Linear" in s for s in drawn)
+

@@ -25,7 +25,7 @@ from .viz import use_cjk_font
 
 __all__ = [
     "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
-    "generation_loop", "multi_head", "save_gallery", "transformer",
+    "generation_loop", "multi_head", "referent_model", "save_gallery", "transformer",
 ]
 
 COLORS = {
@@ -57,6 +57,7 @@ PARTS = {
     "encoder_layer": ("attention", "ffn", "norm", "residual"),
     "decoder_layer": ("masked_attention", "cross_attention", "ffn", "norm", "memory", "mask"),
     "generation_loop": ("encoder", "decoder", "feedback", "stop"),
+    "referent_model": ("embedding", "positional", "encoder", "pointer"),
 }
 
 
@@ -611,6 +612,95 @@ def generation_loop(highlight=None):
     return ax.figure
 
 
+def referent_model(highlight=None):
+    """Notebook 09's model on the notes' sentence, bottom to top: words → p over the words.
+
+    Each word is embedded (× √d_model) and added to the positional encoding; the encoder of
+    notebook 05 (N post-LN layers) turns the words into vectors h_1 … h_L; the pointer head
+    (指针) asks one more attention question from "it": the query q = h_it W^Q, a key
+    k_j = h_j W^K from every word, and the softmax of q · k_j / √d_k over the positions is the
+    answer p. The bars on top are the trained model's p for "… because it was too tired":
+    all of it on "animal". There is no decoder and no generator. ``highlight``: one or more of
+    ``"embedding"``, ``"positional"``, ``"encoder"``, ``"pointer"`` (the head and the query's
+    path from "it"). Shown in notebook 09.
+    """
+    on = _lighter(highlight, PARTS["referent_model"])
+    ax = _canvas(10, 5.6)
+    words = "the animal didn't cross the street because it was too tired".split()
+    it, referent = words.index("it"), words.index("animal")
+    w, gap, x0 = 0.7, 0.06, 1.45
+    xs = [x0 + w / 2 + j * (w + gap) for j in range(len(words))]
+    left, right = x0, xs[-1] + w / 2
+    mid, width = (left + right) / 2, right - left
+    label_x = left - 0.15  # row names, right-aligned in the margin
+
+    def columns(below, above, *, query=False):
+        """One arrow per word from box ``below`` up to ``above``; with ``query``, the arrow
+        from "it" is drawn bold: it brings the query as well as a key."""
+        for j, x in enumerate(xs):
+            bold = query and j == it
+            _arrow(ax, (x, below.top()[1]), (x, above.bottom()[1]), lit=bold and on("pointer"),
+                   color=INK if bold else NOTE_COLOR, lw=2.2 if bold else 1.0)
+
+    def spaced_label(box, gid, s):
+        """A label with wider lines (a root's bar would touch the line above). A line with
+        $…$ is set by mathtext, which has no Chinese: Chinese goes on a line of its own."""
+        ax.text(box.x, box.y, s, fontsize=FONT, color=INK, ha="center", va="center",
+                linespacing=1.55, gid=f"{gid}.label", zorder=3)
+
+    # The words of the notes' sentence, "it" in the colour of attention.
+    tokens = [_box(ax, x, 0.28, w, 0.36, word, "attention" if j == it else "data",
+                   gid=f"word{j}", size=SMALL) for j, (x, word) in enumerate(zip(xs, words))]
+    _text(ax, label_x, tokens[0].y, "words 词", ha="right", gid="words_label")
+    _text(ax, 0.25, 5.38, "ReferentModel: an encoder and a pointer head, no decoder",
+          size=12, ha="left", gid="title")
+
+    embed = _box(ax, mid, 0.93, width, 0.56, None, "embed", gid="embed", lit=on("embedding"))
+    spaced_label(embed, "embed", "Embedding 嵌入\n$\\times\\sqrt{d_{\\mathrm{model}}}$")
+    columns(tokens[0], embed)
+    positions = _box(ax, mid, 1.55, width, 0.34, "+ positional encoding 位置编码",
+                     "position", gid="positions", lit=on("positional"))
+    columns(embed, positions)
+    sine = _sine(ax, left - 0.45, positions.y, gid="pe", lit=on("positional"))
+    _arrow(ax, sine.right(), positions.left(), lit=on("positional"))
+
+    encoder = _box(ax, mid, 2.22, width, 0.56, "Encoder 编码器\n"
+                   "self-attention + feed-forward, each with Add & Norm (notebook 05)",
+                   "stack", gid="encoder", lit=on("encoder"))
+    columns(positions, encoder)
+    _text(ax, label_x, encoder.y, "N×", ha="right", size=15, weight="bold",
+          family="sans-serif", gid="encoder.n")
+
+    hs = [_box(ax, x, 2.89, w, 0.34, "$h_{\\mathrm{it}}$" if j == it else f"$h_{{{j + 1}}}$",
+               "data", gid=f"h{j}", size=SMALL) for j, x in enumerate(xs)]
+    columns(encoder, hs[0])
+    _text(ax, label_x, hs[0].y, "vectors", ha="right", gid="h_label")
+
+    pointer = _box(ax, mid, 3.76, width, 0.92, None, "attention", gid="pointer",
+                   lit=on("pointer"))
+    spaced_label(pointer, "pointer", "Pointer head 指针\n"
+                 "$q = h_{\\mathrm{it}}\\,W^Q$ from “it”,   $k_j = h_j\\,W^K$ from every word\n"
+                 "$p_j = \\mathrm{softmax}_j\\,(q \\cdot k_j\\,/\\sqrt{d_k})$ over the positions")
+    columns(hs[0], pointer, query=True)
+    _text(ax, xs[it] + 0.1, (hs[it].top()[1] + pointer.bottom()[1]) / 2, "q", ha="left",
+          size=SMALL, gid="q_label")
+
+    # p over the words: the trained model's answer, all of it on "animal".
+    base, tall = pointer.top()[1] + 0.2, 0.75
+    ax.plot([left, right], [base, base], color=NOTE_COLOR, lw=1.0)
+    for j, x in enumerate(xs):
+        ax.add_patch(Rectangle((x - 0.2, base), 0.4, tall if j == referent else 0.02,
+                               gid=f"p{j}", zorder=2, linewidth=1.1,
+                               facecolor=COLORS["softmax"] if j == referent else NOTE_COLOR,
+                               edgecolor=EDGE_COLOR if j == referent else "none"))
+    _text(ax, xs[referent] + 0.27, base + tall - 0.12, "1.00", ha="left", size=SMALL,
+          gid="p_value")
+    _text(ax, label_x, base + 0.25, "$p$", ha="right", size=13, gid="p_label")
+    _text(ax, right, base + tall / 2, "p over the words, after training:\n"
+          "“it” = the animal (“… too tired”)", ha="right", size=SMALL, color=NOTE_COLOR,
+          gid="p_note")
+    return ax.figure
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -623,7 +713,7 @@ def save_gallery(directory, dpi=100):
         "transformer": transformer(), "attention_flow": attention_flow(),
         "multi_head": multi_head(), "encoder_layer_post_ln": encoder_layer(norm_first=False),
         "encoder_layer_pre_ln": encoder_layer(norm_first=True), "decoder_layer": decoder_layer(),
-        "generation_loop": generation_loop(),
+        "generation_loop": generation_loop(), "referent_model": referent_model(),
     }
     paths = []
     for name, fig in figures.items():
