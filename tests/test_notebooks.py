@@ -201,7 +201,7 @@ ABOUT_A_FOLDED_QUESTION = re.compile(
     r"\bfold|\bunfold|\bTake\b[^.]*\b(prediction|question)s?\b", re.IGNORECASE)
 FOLDED_ANSWER = re.compile(r"<details>\s*<summary>(?!Solution)")  # an answer, not a solution
 NAMED_EXERCISE = re.compile(r"\b[Ee]xercises? (\d+)(?: and (\d+))?")
-EXERCISE_HEADING = re.compile(r"^#+\s*Exercise (\d+)\b", re.MULTILINE)
+EXERCISE_HEADING = re.compile(r"^#+\s*(?:Optional\s*—\s*)?Exercise (\d+)\b", re.MULTILINE)
 PARENTHESES = re.compile(r"\([^()]*\)")
 
 
