@@ -122,6 +122,8 @@ def deck(lab, tmp_path_factory):
         page.wait_for_timeout(2000)  # MathJax typesets after the slides appear
         page.screenshot(path=str(shots / "first.png"))
         seen["sizes"] = page.evaluate(_SIZES_JS)
+        # the chalkboard plugin, loaded by jupyterlab-rise when metadata.rise enables it
+        seen["chalkboard"] = page.evaluate("typeof window.RevealChalkboard?.toggleChalkboard")
         cdp = page.context.new_cdp_session(page)
         cdp.send("DOM.enable")
         cdp.send("CSS.enable")
@@ -166,7 +168,11 @@ def test_readable_sizes(deck):
     sizes = deck["sizes"]
     assert sizes["prose"] is not None and sizes["prose"] >= 24, sizes
     for kind in ("code", "output"):
-        assert sizes[kind] is None or sizes[kind] >= 16, sizes
+        assert sizes[kind] is None or sizes[kind] >= 18, sizes
+
+
+def test_chalkboard_is_on(deck):
+    assert deck["chalkboard"] == "function", deck["chalkboard"]
 
 
 def test_notes_not_on_slides(deck):

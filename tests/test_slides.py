@@ -130,9 +130,13 @@ def _skip_lines(nb_path):
         # a line of a skip cell is evidence only if it is distinctive: long, and more than
         # one word (an import list's "cross_entropy," or a call's last "return_all=True)"
         # also occur inside shown code)
-        distinctive = (line for line in lines if len(line) > 12 and " " in line)
-        (skip if slide_type == "skip" else other).update(distinctive)
-    return skip - other
+        if slide_type == "skip":
+            skip.update(line for line in lines if len(line) > 12 and " " in line)
+        else:
+            other.update(lines)
+    # ... and only if no shown line contains it ("import numpy as np" is inside a shown
+    # "import numpy as np, torch")
+    return {line for line in skip if not any(line in shown for shown in other)}
 
 
 def _text(html_text):

@@ -5,8 +5,12 @@ not file:// and records it).
 Fails on a solution visible on a slide, a code or output block with Chinese drawn in a font
 other than the shipped one (or using a character that font lacks), a slide shrunk below 80%
 to fit, a test marker (NBVAL_...) in a slide's text, a request to the network, or a script
-error. Needs the `slides` extra (playwright) and a Chromium (Debian's `chromium`); without
-them tests/conftest.py leaves this file out and says so (CI sets MINITF_REQUIRE_SLIDES=1).
+error; and on what keeps a deck from being a lecture (issue 24): a slide without a heading,
+more than 120 words of prose, code under 18 px on screen, a small figure, a fold that once
+opened runs off the slide or shrinks it below 80%, a prediction answered before the next
+step, → skipping a slide. Needs the `slides` extra (playwright) and a Chromium (Debian's
+`chromium`); without them tests/conftest.py leaves this file out and says so (CI sets
+MINITF_REQUIRE_SLIDES=1).
 """
 
 import subprocess
@@ -43,14 +47,17 @@ def shown(tmp_path_factory):
         capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         pytest.fail(f"tools/build_slides.py failed:\n{proc.stderr}", pytrace=False)
-    slides, problems = {}, {}
+    slides, problems, lecture, walks = {}, {}, {}, {}
     with inspect_decks.Browser() as browser:
         for nb in NOTEBOOKS:
+            deck = out / f"{deck_stem(nb)}.slides.html"
             browser.blocked.clear()
             browser.errors.clear()
-            slides[deck_stem(nb)] = list(browser.slides(out / f"{deck_stem(nb)}.slides.html"))
+            slides[deck_stem(nb)] = list(browser.slides(deck))
+            lecture[deck_stem(nb)] = browser.lecture(deck)
+            walks[deck_stem(nb)] = browser.walk(deck)
             problems[deck_stem(nb)] = (list(browser.blocked), list(browser.errors))
-    return slides, problems
+    return slides, problems, lecture, walks
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +113,73 @@ def test_every_slide_was_visited(shown):
         assert len(slides) >= 5, f"{stem}: only {len(slides)} slides"
         assert sum(bool(s.text.strip()) for s in slides) == len(slides), f"{stem}: empty slide"
     assert any(s.cjk_blocks for slides in shown[0].values() for s in slides)
+
+
+# -- a lecture a room can follow (issue 24) -------------------------------------------------
+SCREEN_BOTTOM = 720 - 56  # the strip under it holds reveal's arrows and the slide number
+
+
+def _bad(shown, stem, problem):
+    found = [f"{stem} slide {h}.{v}: {what}" for (h, v), facts in shown[2][stem].items()
+             for what in [problem(facts)] if what]
+    return "\n".join(found)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_slide_has_a_heading(shown, stem):
+    found = _bad(shown, stem, lambda f: "no heading" if not f["heading"] else None)
+    assert not found, found
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_no_slide_carries_more_than_120_words_of_prose(shown, stem):
+    found = _bad(shown, stem, lambda f: f"{f['words']} words" if f["words"] > 120 else None)
+    assert not found, found
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_code_and_output_are_at_least_18px_on_screen(shown, stem):
+    found = _bad(shown, stem, lambda f: f"code at {f['code_px']:.1f} px"
+                 if f["code_px"] is not None and f["code_px"] < 17.95 else None)
+    assert not found, found
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_figures_are_drawn_large(shown, stem):
+    """A figure takes most of its sub-slide: at least 440 px tall at 1280x720 (more when no
+    text shares the slide), or the slide's width."""
+    found = _bad(shown, stem, lambda f: ", ".join(
+        f"figure {h:.0f}x{w:.0f} px" for h, w in f["figures"] if h < 440 and w < 1100))
+    assert not found, found
+    figures = [h for facts in shown[2][stem].values() for h, _ in facts["figures"]]
+    if figures:  # the check measured something
+        assert max(figures) >= 500
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_an_opened_fold_stays_on_the_slide(shown, stem):
+    found = _bad(shown, stem, lambda f: ", ".join(
+        f"fold '{summary}' opened ends at {bottom:.0f} px, slide at {scale:.0%}"
+        for summary, bottom, scale in f["folds"]
+        if bottom > SCREEN_BOTTOM + 1 or scale < inspect_decks.MIN_SCALE))
+    assert not found, found
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_a_prediction_is_not_answered_before_the_next_step(shown, stem):
+    found = _bad(shown, stem, lambda f: f"{f['shown_after_prediction']} cell(s) shown under "
+                 "the question" if f["shown_after_prediction"] else None)
+    assert not found, found
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_the_right_arrow_walks_every_slide_in_order(shown, stem):
+    in_order = [list(k) for k in shown[2][stem]]
+    assert shown[3][stem] == in_order
+
+
+def test_the_lecture_checks_saw_folds_and_predictions(shown):
+    """The checks above had something to check."""
+    facts = [f for deck in shown[2].values() for f in deck.values()]
+    assert sum(len(f["folds"]) for f in facts) >= 50
+    assert sum(f["shown_after_prediction"] is not None for f in facts) >= 20

@@ -94,6 +94,50 @@ def measure(path):
     }
 
 
+def _minutes(cells):
+    words = sum(count_words(_source(c)) for c in cells if c["cell_type"] == "markdown")
+    code_cells = sum(1 for c in cells if c["cell_type"] == "code")
+    exercises = sum(1 for c in cells if c["cell_type"] == "markdown"
+                    for _, title in HEADING.findall(_source(c))
+                    if title.lower().startswith("exercise"))
+    return (words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code_cells
+            + MINUTES_PER_EXERCISE * exercises)
+
+
+def _parts(cells):
+    """[(title, cells)] for each '## ' section, the cells before the first one left out."""
+    parts = []
+    for cell in cells:
+        found = [t for h, t in HEADING.findall(_source(cell))
+                 if len(h) == 2] if cell["cell_type"] == "markdown" else []
+        if found:
+            parts.append((found[0], []))
+        if parts:
+            parts[-1][1].append(cell)
+    return parts
+
+
+def sections(path):
+    """[{'title', 'minutes', 'optional'}] for each '## ' section of a notebook: the minutes of
+    its core cells by the rule (of all its cells, for an optional section); for an agenda."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    core_ids = {id(c) for c in core_cells(cells)}
+    out = []
+    for title, part in _parts(cells):
+        optional = title.lstrip("*_ ").lower().startswith("optional")
+        counted = [c for c in part if not is_speaker_notes(c)
+                   and (optional or id(c) in core_ids)]
+        out.append({"title": title, "minutes": max(1, round(_minutes(counted))),
+                    "optional": optional})
+    return out
+
+
+def section_titles(path):
+    """The '## ' headings of a notebook, in order (those of a translated notebook, say)."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return [title for title, _ in _parts(cells)]
+
+
 def main(args):
     paths = [Path(a) for a in args] or sorted(NOTEBOOK_DIR.glob("*.ipynb"))
     print(f"minutes = words/{WORDS_PER_MINUTE} + {MINUTES_PER_CODE_CELL} × code cells"

@@ -94,6 +94,74 @@ _SLIDE_JS = r"""
 }
 """.replace("CJK_CLASS", CJK_CLASS)
 
+# Runs in the page after a slide is shown with all its fragments: what a lecture needs of it.
+_LECTURE_JS = r"""
+() => {
+  const slide = Reveal.getCurrentSlide();
+  const fit = parseFloat(slide.getAttribute("data-fit-scale") || "1");
+  const scale = Reveal.getScale() * fit;
+  const heading = Array.from(slide.querySelectorAll("h1, h2, h3, h4"))
+    .some(h => h.checkVisibility() && h.textContent.trim());
+  // prose: the slide's visible text without code, tables, output, folded content, notes
+  // and math
+  const copy = slide.cloneNode(true);
+  copy.querySelectorAll("pre, table, .jp-OutputArea, aside, script, style, .MathJax, "
+      + ".MathJax_CHTML, .mjx-chtml, .MathJax_Preview, .MJX_Assistive_MathML, "
+      + "details > :not(summary)")
+    .forEach(el => el.remove());
+  const text = copy.textContent;
+  const words = (text.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g) || []).length
+    + Math.floor((text.match(/[\u3400-\u9fff]/g) || []).length / 2);
+  const code = Array.from(slide.querySelectorAll(".jp-InputArea pre, .jp-OutputArea pre"))
+    .filter(p => p.checkVisibility())
+    .map(p => parseFloat(getComputedStyle(p).fontSize) * scale);
+  const figures = Array.from(slide.querySelectorAll(".jp-OutputArea img"))
+    .filter(i => i.checkVisibility())
+    .map(i => { const r = i.getBoundingClientRect();
+                const k = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
+                return [i.naturalHeight * k, i.naturalWidth * k]; });
+  return {heading: heading, words: words, code_px: code.length ? Math.min(...code) : null,
+          figures: figures};
+}
+"""
+
+# Opens each fold of the current slide in turn: [summary, bottom edge, scale] once refitted.
+_FOLDS_JS = r"""
+async () => {
+  const slide = Reveal.getCurrentSlide();
+  const settle = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const found = [];
+  for (const d of slide.querySelectorAll("details")) {
+    if (!d.checkVisibility()) continue;
+    d.open = true;
+    await settle(); await settle();
+    const bottom = Math.max(...Array.from(slide.querySelectorAll("*"))
+      .filter(e => e.checkVisibility()).map(e => e.getBoundingClientRect().bottom));
+    found.push([(d.querySelector("summary") || d).textContent.trim(), bottom,
+                parseFloat(slide.getAttribute("data-fit-scale") || "1")]);
+    d.open = false;
+    await settle();
+  }
+  return found;
+}
+"""
+
+# With fragments on and none shown yet: is an answer visible below a Predict/Think question?
+_PREDICT_JS = r"""
+() => {
+  const slide = Reveal.getCurrentSlide();
+  const ask = /^\s*(Predict|Think|Question|先预测|想一想|问题)/;
+  const cells = Array.from(slide.querySelectorAll(".jp-Cell"));
+  const cont = /\(cont\.\)|（续）/;  // a continued heading repeats a question's, it asks nothing
+  const at = cells.findIndex(c => c.classList.contains("jp-MarkdownCell")
+                                  && ask.test(c.innerText) && !cont.test(c.innerText));
+  if (at < 0) return null;
+  const hidden = el => el.closest(".fragment:not(.visible)") !== null;
+  return cells.slice(at + 1).filter(c => c.checkVisibility() && !hidden(c)
+                                         && c.innerText.trim()).length;
+}
+"""
+
 _SETTLE_JS = """
 () => new Promise(resolve => {
   const done = () => requestAnimationFrame(() => requestAnimationFrame(resolve));
@@ -178,6 +246,39 @@ class Browser:
             blocks = [(b["text"], self._fonts(probe, b["ids"])) for b in info["blocks"]]
             yield Slide(name, h, v, info["title"], info["scale"], info["text"],
                         info["open_details"], blocks)
+
+    def lecture(self, deck):
+        """{(h, v): facts} for every slide of `deck`: heading, prose words, smallest code and
+        output font on screen (px), figures' drawn (height, width), each fold's bottom edge
+        and scale once opened, and how many cells show under an unanswered prediction."""
+        self.open(deck)
+        facts = {}
+        for h, v in self.indices():
+            self.show(h, v)
+            info = self.page.evaluate(_LECTURE_JS)
+            info["folds"] = self.page.evaluate(_FOLDS_JS)
+            facts[(h, v)] = info
+        self.page.evaluate("Reveal.configure({fragments: true})")
+        for h, v in facts:
+            self.page.evaluate(f"Reveal.slide({h}, {v}, -1)")
+            self.page.evaluate(_SETTLE_JS)
+            facts[(h, v)]["shown_after_prediction"] = self.page.evaluate(_PREDICT_JS)
+        return facts
+
+    def walk(self, deck):
+        """The slides → visits from the first, in order, as [h, v] (a presenter's clicker)."""
+        self.open(deck)
+        return self.page.evaluate("""() => {
+          Reveal.slide(0, 0);
+          const seen = [];
+          for (let k = 0; k < 1000; k++) {
+            const i = Reveal.getIndices();
+            seen.push([i.h, i.v || 0]);
+            if (Reveal.isLastSlide()) break;
+            Reveal.next();
+          }
+          return seen;
+        }""")
 
     def screenshot(self, deck, h, v, path):
         self.open(deck)

@@ -1,21 +1,86 @@
 """nbconvert preprocessor for the course's decks (loaded by nbconvert_config.py).
 
+The notebook is a text for a learner; the deck made from it is a lecture. This preprocessor
+turns the one into the other at build time, without changing the notebook:
+
 - Test markers (`# NBVAL_IGNORE_OUTPUT` and the like) are for nbval, not for an audience:
   their lines are dropped from the code shown on slides (the notebook keeps them).
 - A markdown image of a local file becomes a data: URI, so a deck is one HTML file plus
   vendor/. (nbconvert's own `embed_images` does this by re-parsing the markdown, which
   empties every `<details>` block and unfolds the solutions; see issue 16.)
+- The title slide keeps the title and the notebook's first paragraph (the goal); an agenda
+  slide follows with each part and its minutes (tools/core_path.py's rule).
+- An exercise shows a task card (where, how long, the checker to call) instead of the stub
+  and its "not yet" output, which mean nothing on a projector; its solution gets a sub-slide.
+- A figure gets a sub-slide of its own, without the code that draws it (tag a cell
+  `slides-show-input` to keep its code).
+- After a "Predict"/"Think"/"Question" cell, what follows on the same slide is a fragment:
+  the answer comes one step later.
+- No slide carries more than PROSE_WORDS words of prose or about SLIDE_LINES lines: longer
+  content continues on a sub-slide, split between cells or between paragraphs.
+- Every sub-slide has a heading: a continuation gets its section's, marked "(cont.)".
 """
 
 import base64
+import copy
 import mimetypes
 import re
+import sys
 from pathlib import Path
 
+import nbformat
 from nbconvert.preprocessors import Preprocessor
 
+ROOT = Path(__file__).resolve().parents[2]
 MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*NBVAL_\w+.*(\n|$)", re.M)
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
+FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
+DETAILS = re.compile(r"<details>.*?</details>", re.S)
+DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
+PREDICT = re.compile(r"^\s*(\*\*|###?\s*)(Predict|Think|Question|先预测|想一想|问题)", re.I)
+EXERCISE = re.compile(r"^###\s+((Optional|选学)\W*)?(Exercise|练习)", re.M)
+SOLUTION = re.compile(r"<details>\s*<summary>\s*(Solution|参考解答)", re.I)
+CHECKER_CALL = re.compile(r"^\s*(check_\w+\(.*\))\s*$", re.M)
+STUB = "raise NotImplementedError"
+SHOW_INPUT_TAG = "slides-show-input"
+
+PROSE_WORDS = 120   # words of prose a slide may carry
+FILL_WORDS = 105    # where a split fills a slide to: a "(cont.)" heading comes on top
+CAPTION_WORDS = 50  # a markdown cell this short just before a figure is its caption
+SLIDE_LINES = 22    # lines of about 19 px text, code or output that fit under a heading
+
+WORDS = {
+    "en": {"cont": "(cont.)", "agenda": "Goal and plan", "optional": "optional",
+           "minutes": "min", "solution": "solution", "core": "Core path: about {m} minutes.",
+           "card": "**In JupyterLab:** notebook {nb}, “{ex}” · about {m} min · write {what} in the "
+                   "cell under this heading, then run `{check}`: it names the mistake, if any.",
+           "setup_title": "For students: set-up"},
+    "zh": {"cont": "（续）", "agenda": "目标与安排", "optional": "选学",
+           "minutes": "分钟", "solution": "参考解答", "core": "核心内容约 {m} 分钟。",
+           "card": "**在 JupyterLab 里：** 笔记本 {nb}，“{ex}” · 约 {m} 分钟 · 在本标题下的代码格里"
+                   "写出 {what}，然后运行 `{check}`：如有错误，它会指出是哪一种。",
+           "setup_title": "给学生：准备环境"},
+}
+SETUP = {
+    "en": "1. Get the course: `git clone` the repository (or download and unpack its zip).\n"
+          "2. In its folder, run `make lab`: it installs what the course needs into `.venv` "
+          "(a minute, once) and opens JupyterLab on `notebooks/`.\n"
+          "3. Open `00_overview.ipynb` (the Chinese edition is in `notebooks/zh/`) and run "
+          "the cells from the top, Shift+Enter.\n"
+          "4. Exercises: write your code where a cell says `raise NotImplementedError`, then "
+          "run the checker under it.\n\n"
+          "Needs Python 3.10 or newer and `make`; no GPU, no network after the install.",
+    "zh": "1. 获取课程：`git clone` 这个仓库（或下载 zip 后解压）。\n"
+          "2. 在仓库目录里运行 `make lab`：它把课程需要的软件装进 `.venv`（只需一次，约一分钟），"
+          "并在 `notebooks/` 打开 JupyterLab。\n"
+          "3. 打开 `zh/00_overview.ipynb`（英文版在 `notebooks/` 下），"
+          "从头按 Shift+Enter 逐格运行。\n"
+          "4. 练习：在写着 `raise NotImplementedError` 的代码格里写你的代码，"
+          "再运行它下面的检查函数。\n\n"
+          "需要 Python 3.10 或更新版本和 `make`；不需要 GPU，装好之后也不需要联网。",
+}
 
 
 def strip_markers(source):
@@ -38,11 +103,388 @@ def embed_images(source, folder):
     return IMAGE.sub(inline, source)
 
 
+def slide_type(cell):
+    return cell.metadata.get("slideshow", {}).get("slide_type", "-")
+
+
+def set_slide_type(cell, kind):
+    cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
+
+
+def starts_slide(cell):
+    return slide_type(cell) in ("slide", "subslide")
+
+
+def shown(cell):
+    return slide_type(cell) not in ("skip", "notes")
+
+
+def markdown(source, kind="-"):
+    cell = nbformat.v4.new_markdown_cell(source)
+    del cell["id"]  # an nbformat 4.4 cell: a deck's extra cells need no ids
+    set_slide_type(cell, kind)
+    return cell
+
+
+def prose(text):
+    """The words of prose a viewer reads at once: headings, text and inline code; code blocks,
+    formulas, tables and what a fold hides (not its summary) left out. Counted as
+    tools/slides/inspect_decks.py counts them on the slide."""
+    text = DETAILS.sub(lambda m: " ".join(re.findall(r"<summary>(.*?)</summary>", m.group(0),
+                                                     re.S)), text)
+    for pattern in (FENCE, DISPLAY_MATH, TABLE_ROW):
+        text = pattern.sub(" ", text)
+    text = re.sub(r"<[^>]+>|\$[^$\n]*\$", " ", text)
+    return len(re.findall(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*", text)) + len(
+        re.findall(r"[\u3400-\u9fff]", text)) // 2  # two characters read like a word
+
+
+def lines(cell):
+    """About how many 19 px lines a cell takes on a slide (a heading counts two)."""
+    if cell.cell_type == "markdown":
+        # a fold counts open: once opened, it must still fit
+        text = re.sub(r"</?details>|<summary>|</summary>", "\n\n", cell.source)
+        count = 0
+        for block in re.split(r"\n\s*\n", text):
+            fences = FENCE.findall(block)
+            count += sum(f.count("\n") + 1 for f in fences)
+            rest = FENCE.sub("", block)
+            if HEADING.match(rest.strip()):
+                count += 2
+                rest = HEADING.sub("", rest)
+            if "$$" in rest:
+                count += 2 * rest.count("$$") // 2
+            rest = re.sub(r"\$[^$]*\$", "xxxx", rest)
+            width = len(rest) + len(re.findall(r"[\u3000-\u9fff\uff00-\uffef]", rest))  # CJK: 2
+            count += -(-width // 75) if rest.strip() else 0
+            count += 0.5
+        return count
+    if cell.cell_type == "code":
+        count = 0 if cell.metadata.get("transient", {}).get("remove_source") else (
+            _wrapped(cell.source))
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                count += _wrapped(out.get("text", ""))
+            elif "image/png" in out.get("data", {}):
+                count += 20  # a figure is drawn 420–620 px tall
+            elif "text/markdown" in out.get("data", {}):
+                count += out["data"]["text/markdown"].strip().count("\n") + 1
+            elif "text/html" in out.get("data", {}):
+                count += max(1, out["data"]["text/html"].count("<tr"))
+            elif "text/plain" in out.get("data", {}):
+                count += _wrapped(out["data"]["text/plain"])
+        return count
+    return 0
+
+
+def _wrapped(text, columns=100):
+    """Lines of `text` in a code block about `columns` characters wide, long lines wrapped."""
+    return sum(max(1, -(-len(line) // columns)) for line in text.rstrip("\n").split("\n"))
+
+
+def paragraphs(source):
+    """The markdown's blocks separated by blank lines, never splitting a fence, a fold or a
+    display formula."""
+    blocks, current, depth = [], [], 0
+    for block in re.split(r"(\n\s*\n)", source):
+        if not block.strip() and current and not depth:
+            continue
+        current.append(block)
+        text = "".join(current)
+        depth = (text.count("```") % 2) + (text.count("<details>") - text.count("</details>")) \
+            + (text.count("$$") % 2)
+        if not depth:
+            blocks.append(text.strip("\n"))
+            current = []
+    if current:
+        blocks.append("".join(current).strip("\n"))
+    return [b for b in blocks if b.strip()]
+
+
+def sentences(block):
+    """A block longer than a slide's prose in pieces: a paragraph as its sentences, a list as
+    its items; any other block (a table, a fold, code, a formula) as it is."""
+    if prose(block) <= FILL_WORDS or re.search(r"<details>|```|\$\$|^\s*\|", block, re.M):
+        return [block]
+    if re.match(r"\s*([-*]|\d+\.)\s", block):  # a list: between its items
+        return [item.strip("\n") for item in re.split(r"\n(?=(?:[-*]|\d+\.)\s)", block)
+                if item.strip()]
+    # English sentences end in a stop and a space; Chinese ones in 。！？ with no space
+    return [s.strip() for s in re.split(
+        r"(?<=[.!?])\s+(?=[A-Z\u3400-\u9fff*(])|(?<=[。！？])\s*(?=[^\s）)」”’，。；：])", block)
+        if s.strip()]
+
+
 class SlidesPreprocessor(Preprocessor):
-    def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "code":
-            cell.source = strip_markers(cell.source)
-        elif cell.cell_type == "markdown":
-            folder = resources.get("metadata", {}).get("path") or "."
-            cell.source = embed_images(cell.source, folder)
-        return cell, resources
+    def preprocess(self, nb, resources):
+        name = resources.get("metadata", {}).get("name", "")
+        lang = "zh" if name.endswith(".zh") else "en"
+        folder = resources.get("metadata", {}).get("path") or "."
+        english = ROOT / "notebooks" / (name.removesuffix(".zh") + ".ipynb")
+        words = WORDS[lang]
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = strip_markers(cell.source)
+            elif cell.cell_type == "markdown":
+                cell.source = embed_images(cell.source, folder)
+        cells = list(nb.cells)
+        cells = self.exercises(cells, name, words)
+        cells = self.figures(cells)
+        cells = self.predictions(cells)
+        cells = self.title_and_agenda(cells, english, lang, words)
+        cells = self.split_long(cells)
+        cells = self.headings(cells, words)
+        nb.cells = cells
+        return nb, resources
+
+    # -- exercises ---------------------------------------------------------------------
+    def exercises(self, cells, name, words):
+        out = []
+        number = name[:2]
+        for i, cell in enumerate(cells):
+            out.append(cell)
+            if cell.cell_type != "markdown" or not EXERCISE.search(cell.source):
+                if cell.cell_type == "markdown" and SOLUTION.search(cell.source) and shown(cell):
+                    set_slide_type(cell, "subslide")
+                continue
+            label = HEADING.search(cell.source).group(2)
+            stub = check = None
+            for later in cells[i + 1:]:
+                if later.cell_type == "markdown" and HEADING.search(later.source):
+                    break
+                if later.cell_type != "code":
+                    continue
+                if STUB in later.source and stub is None:
+                    stub = later
+                if CHECKER_CALL.search(later.source) and check is None:
+                    check = later
+            if stub is None or check is None:
+                continue
+            call = CHECKER_CALL.search(check.source).group(1)
+            defs = re.findall(r"^def (\w+)\(", stub.source, re.M)
+            what = ", ".join(f"`{d}`" for d in defs) or "your code"
+            for hidden in {id(stub): stub, id(check): check}.values():
+                if shown(hidden):
+                    set_slide_type(hidden, "skip") if not starts_slide(hidden) else (
+                        self._hide_keeping_start(hidden))
+            out.append(markdown(words["card"].format(
+                nb=number, ex=label, m=_exercise_minutes(), what=what, check=call)))
+        return out
+
+    @staticmethod
+    def _hide_keeping_start(cell):
+        # the cell began a sub-slide: its code and output go, the sub-slide stays
+        cell.source = ""
+        cell.outputs = []
+        cell.metadata["transient"] = {"remove_source": True}
+
+    # -- figures -----------------------------------------------------------------------
+    def figures(self, cells):
+        for i, cell in enumerate(cells):
+            if cell.cell_type != "code" or not shown(cell):
+                continue
+            if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+                continue
+            if SHOW_INPUT_TAG not in cell.metadata.get("tags", []):
+                cell.metadata["transient"] = {"remove_source": True}
+            if slide_type(cell) in ("-", "fragment") and i > 0:
+                # a short caption just before the figure goes with it
+                before = next((c for c in reversed(cells[:i]) if shown(c)), None)
+                if (before is not None and before.cell_type == "markdown"
+                        and slide_type(before) in ("-", "slide", "subslide")
+                        and prose(before.source) <= CAPTION_WORDS
+                        and not HEADING.search(before.source) and "<details>" not in before.source
+                        and not PREDICT.search(before.source)):
+                    if slide_type(before) == "-":
+                        set_slide_type(before, "subslide")
+                    set_slide_type(cell, "-")
+                else:
+                    set_slide_type(cell, "subslide")
+        return cells
+
+    # -- predictions -------------------------------------------------------------------
+    def predictions(self, cells):
+        for i, cell in enumerate(cells):
+            if cell.cell_type != "markdown" or not PREDICT.search(cell.source) or not shown(cell):
+                continue
+            for later in cells[i + 1:]:
+                if not shown(later):
+                    continue
+                if slide_type(later) == "-":
+                    set_slide_type(later, "fragment")
+                break
+        return cells
+
+    # -- title, goal and agenda ----------------------------------------------------------
+    def title_and_agenda(self, cells, english, lang, words):
+        first = next((i for i, c in enumerate(cells) if shown(c)), None)
+        if first is None or cells[first].cell_type != "markdown":
+            return cells
+        blocks = paragraphs(cells[first].source)
+        head = [blocks[0]]
+        if len(blocks) > 1 and not HEADING.match(blocks[1]):
+            head.append(blocks[1])
+        rest = blocks[len(head):]
+        title = copy.deepcopy(cells[first])
+        title.source = "\n\n".join(head)
+        agenda = markdown(f"### {words['agenda']}\n\n" + self.agenda(english, lang, words),
+                          "subslide")
+        new = [title, agenda]
+        if english.name.startswith("00_"):
+            new.append(markdown(f"### {words['setup_title']}\n\n{SETUP[lang]}", "subslide"))
+        if rest:
+            new.append(markdown("\n\n".join(rest), "subslide"))
+        return cells[:first] + new + cells[first + 1:]
+
+    @staticmethod
+    def agenda(english, lang, words):
+        sys.path.insert(0, str(ROOT / "tools"))
+        import core_path
+
+        if not english.exists():
+            return ""
+        stated = core_path.measure(english)["stated"]
+        parts = core_path.sections(english)
+        if lang == "zh":  # the same sections, in the Chinese notebook's words
+            zh = ROOT / "notebooks" / "zh" / english.name
+            if zh.exists():
+                titles = core_path.section_titles(zh)
+                if len(titles) == len(parts):
+                    parts = [dict(p, title=t) for p, t in zip(parts, titles)]
+        items = []
+        for part in parts:
+            tag = f" ({words['optional']})" if part["optional"] else ""
+            title = re.sub(r"^(\d+)\.", r"\1\\.", part["title"])  # not a numbered list
+            items.append(f"- {title}{tag} · {part['minutes']} {words['minutes']}")
+        lead = words["core"].format(m=stated) + "\n\n" if stated else ""
+        return lead + "\n".join(items)
+
+    # -- length ------------------------------------------------------------------------
+    def split_long(self, cells):
+        out = []
+        words = height = 0
+        for cell in cells:
+            if not shown(cell):
+                out.append(cell)
+                continue
+            if starts_slide(cell):
+                words, height = 0, self._heading_to_come(cell)
+            pieces = [cell]
+            if cell.cell_type == "markdown":
+                pieces = self._split_markdown(cell, FILL_WORDS - words, SLIDE_LINES - height)
+            elif cell.cell_type == "code":
+                pieces = self._split_code(cell)
+            for piece in pieces:
+                w, h = prose(piece.source) if piece.cell_type == "markdown" else 0, lines(piece)
+                if (words + w > FILL_WORDS or height + h > SLIDE_LINES) and (words or height) \
+                        and not starts_slide(piece):
+                    set_slide_type(piece, "subslide")
+                    words, height = 0, self._heading_to_come(piece)
+                words, height = words + w, height + h
+                out.append(piece)
+        return out
+
+    @staticmethod
+    def _heading_to_come(cell):
+        """Lines of the heading `headings` will put above a sub-slide starting with `cell`."""
+        return 0 if cell.cell_type == "markdown" and HEADING.match(cell.source.lstrip()) else 2
+
+    @staticmethod
+    def _split_code(cell):
+        """A code cell too long for one slide as several: its code in runs of whole blocks
+        (split at blank lines where it can), the output after the last run, or on a sub-slide
+        of its own when it does not fit there either. Only the deck changes."""
+        budget = SLIDE_LINES - 2  # under a heading
+        if lines(cell) <= budget:
+            return [cell]
+        code = cell.source.splitlines()
+        hidden = cell.metadata.get("transient", {}).get("remove_source")
+        runs, current = [], []
+        if not hidden:
+            for k, line in enumerate(code):
+                if len(current) >= budget or (
+                        not line.strip() and len(current) >= budget // 2
+                        and k + 1 < len(code) and code[k + 1][:1] not in (" ", ")", "]", "}")):
+                    if current:
+                        runs.append(current)
+                    current = []
+                    if not line.strip():
+                        continue
+                current.append(line)
+            if current:
+                runs.append(current)
+        pieces = []
+        for k, run in enumerate(runs):
+            piece = copy.deepcopy(cell)
+            piece.source = "\n".join(run).strip("\n")
+            piece.outputs = []
+            if k:
+                set_slide_type(piece, "subslide")
+            pieces.append(piece)
+        outputs = copy.deepcopy(cell)
+        outputs.source = ""
+        outputs.metadata["transient"] = {"remove_source": True}
+        if pieces and lines(pieces[-1]) + lines(outputs) <= budget:
+            pieces[-1].outputs = cell.outputs
+        elif cell.outputs:
+            if pieces:
+                set_slide_type(outputs, "subslide")
+            pieces.append(outputs)
+        return pieces or [cell]
+
+    @staticmethod
+    def _split_markdown(cell, words_left, lines_left):
+        """The cell as one or more cells, each within a slide's budget where paragraphs (or, in
+        a paragraph too long for one slide, sentences) allow."""
+        blocks = [piece for block in paragraphs(cell.source) for piece in sentences(block)]
+        if len(blocks) < 2:
+            return [cell]
+        groups, current, w, h = [], [], 0, 0
+        budget_w, budget_h = max(words_left, 0), max(lines_left, 0)
+        for block in blocks:
+            bw, bh = prose(block), lines(markdown(block))
+            if current and (w + bw > budget_w or h + bh > budget_h):
+                groups.append(current)
+                current, w, h = [], 0, 0
+                budget_w, budget_h = FILL_WORDS, SLIDE_LINES - 2
+            current.append(block)
+            w, h = w + bw, h + bh
+        groups.append(current)
+        if len(groups) == 1:
+            return [cell]
+        out = []
+        for k, group in enumerate(groups):
+            piece = copy.deepcopy(cell)
+            piece.source = "\n\n".join(group)
+            if k:
+                set_slide_type(piece, "subslide")
+            out.append(piece)
+        return out
+
+    # -- headings ----------------------------------------------------------------------
+    def headings(self, cells, words):
+        out, section = [], ""
+        first = True
+        for cell in cells:
+            if not shown(cell):
+                out.append(cell)
+                continue
+            begins = first or starts_slide(cell)
+            first = False
+            own = cell.cell_type == "markdown" and HEADING.match(cell.source.lstrip())
+            if begins and not own and section:
+                out.append(markdown(f"### {section} {words['cont']}", slide_type(cell)))
+                set_slide_type(cell, "-")
+            if cell.cell_type == "markdown":
+                found = HEADING.findall(cell.source)
+                if found:
+                    section = found[-1][1].removesuffix(words["cont"]).strip()
+            out.append(cell)
+        return out
+
+
+def _exercise_minutes():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import core_path
+
+    return core_path.MINUTES_PER_EXERCISE

@@ -31,7 +31,7 @@ RISE_SETTINGS = {
     "scroll": True,
     "center": False,
     "transition": "none",
-    "enable_chalkboard": False,
+    "enable_chalkboard": True,  # the notes ask for a board here and there (B, or C on the slide)
     "slideNumber": "c/t",
 }
 
