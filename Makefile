@@ -75,8 +75,12 @@ test: $(STAMP)
 		echo "No notebooks found in notebooks/; skipping nbval."; \
 	fi
 
+# Executes the English notebooks in fresh kernels and stores their outputs; then builds the
+# Chinese edition, notebooks/zh/, from them and translations/zh/ (tools/build_zh.py names
+# every cell whose Chinese is missing or out of date).
 notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py $(NB)
+	$(BIN)/python tools/build_zh.py
 
 # The instructor's decks, for a screen with no network: build/slides/index.html and one
 # NN_topic.slides.html per notebook, with reveal.js and MathJax in build/slides/vendor/
