@@ -38,6 +38,10 @@ KNOWN_ERRORS = (
     re.compile(r"^Refused to apply style from '.*/files/notebooks/07_generation\.css'"),
 )
 
+CHALKBOARD_IMAGE = re.compile(
+    r"/static/rise/img/(blackboard|boardmarker-\w+|chalk-\w+|sponge)\.png$")
+NOT_FOUND = "Failed to load resource: the server responded with a status of 404 (Not Found)"
+
 # Runs in the page: every element of the current slide whose own text has Chinese and that is
 # drawn (not in a fragment still hidden) gets a probe number; returns the new ones with their tag.
 _MARK_JS = r"""
@@ -180,7 +184,16 @@ def test_notes_not_on_slides(deck):
 
 
 def test_no_errors_of_ours(deck):
+    missing = sorted(url for url, status in deck["responses"].items() if status >= 400)
+    # jupyterlab-rise 0.43.1's chalkboard asks for its board and pen images under
+    # /static/rise/img/, which it does not serve; the board draws without them. A 404 the
+    # browser logs is excused only for those images (the log line does not name the URL).
+    theirs = [url for url in missing if CHALKBOARD_IMAGE.search(url)]
     ours = [e for e in deck["errors"] if not any(k.search(e) for k in KNOWN_ERRORS)]
-    assert not ours, f"browser errors (screenshots in {deck['shots']}): {ours[:8]}"
+    for _ in theirs:
+        if NOT_FOUND in ours:
+            ours.remove(NOT_FOUND)
+    assert not ours, f"browser errors (screenshots in {deck['shots']}): {ours[:8]}; {missing}"
+    assert missing == theirs, f"not found: {missing}"
     # the notebooks pick the "white" theme: RISE's default ("simple") fetches Google fonts
     assert not deck["blocked"], f"requests off the machine: {deck['blocked'][:8]}"
