@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab torch test notebooks slides bench clean
+.PHONY: lab torch test quick notebooks slides bench clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -57,7 +57,7 @@ torch: $(STAMP)
 		$(if $(TORCH_INDEX),--extra-index-url "$(TORCH_INDEX)" --retries 1 --timeout 15)
 
 # The Chinese notebooks (notebooks/zh/) are built from the English ones with the same code and
-# stored outputs (tests/test_zh.py checks that cell for cell), so nbval runs the English ones.
+# stored outputs (tests/notebooks/test_zh.py checks that cell for cell), so nbval runs the English ones.
 # MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).
 # Without torch (an optional extra) the torch tests and the notebooks in TORCH_NOTEBOOKS are
@@ -74,6 +74,13 @@ test: $(STAMP)
 	else \
 		echo "No notebooks found in notebooks/; skipping nbval."; \
 	fi
+
+# The quick loop, for a contributor between edits (under a minute): the reference's tests and
+# those of the room you touch, ROOM=check|tasks|figures|translator|pytorch|notebooks|tools
+# (a folder of tests/), the slow ones left out. `make test` is still the whole check.
+ROOM ?=
+quick: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/pytest -q -m "not slow" tests/reference $(addprefix tests/,$(ROOM))
 
 # Executes the English notebooks in fresh kernels and stores their outputs; then builds the
 # Chinese edition, notebooks/zh/, from them and translations/zh/ (tools/build_zh.py names

@@ -15,8 +15,8 @@ translations/zh/NN_topic.md holds the Chinese of every markdown cell, one entry 
 text the entry translates. The built notebook is the English one with each markdown cell's
 text replaced by its entry: same cells, same ids, same metadata, the same code and outputs.
 When an English markdown cell changes, its fingerprint no longer matches and the build (and
-tests/test_zh.py) names the cell until its Chinese is brought up to date and the fingerprint
-rewritten; `--todo` prints the English text and the new marker of every such cell.
+tests/notebooks/test_zh.py) names the cell until its Chinese is brought up to date and the
+fingerprint rewritten; `--todo` prints the English text and the new marker of every such cell.
 """
 
 import argparse

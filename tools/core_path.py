@@ -14,7 +14,7 @@ neither counts. What is left is timed as
 minute per code cell is reading it, running it and looking at what it printed or drew; an
 exercise ("### Exercise …" heading) is six minutes of the learner's own code on top of its
 cells. Each notebook's first cell states its core path as "core path … about N minutes", and
-tests/test_core_path.py keeps N within the budget and the estimate within N.
+tests/notebooks/test_core_path.py keeps N within the budget and the estimate within N.
 """
 
 import json

@@ -4,7 +4,7 @@ The full Noto Sans CJK font is about 16 MB; the course only needs the characters
 likely to type, so we keep GB2312's common punctuation, full-width forms and its 3,755
 level-1 hanzi (which include every Chinese numeral), plus every CJK character the notebooks
 (cells and stored outputs) and the minitf package actually use, such as 熵 in 交叉熵.
-tests/test_slides.py fails when a notebook uses a character the font lacks: run this again.
+tests/tools/test_slides.py fails when a notebook uses a character the font lacks: run this again.
 The result is renamed so it can never be mistaken for the full font.
 
 Usage: python tools/make_cjk_font.py SOURCE [FACE_INDEX]

@@ -1,8 +1,8 @@
 """The same computations as the reference modules, made fast, under their own names.
 
 Each function here says in its docstring how it differs from the reference and what it
-measured; `tests/test_fast.py` checks that it gives the reference's numbers. The model picks
-this path through one switch, `MultiHeadAttention.fast`.
+measured; `tests/reference/test_fast.py` checks that it gives the reference's numbers.
+The model picks this path through one switch, `MultiHeadAttention.fast`.
 Notebook 02 §5 shows what attention costs.
 """
 

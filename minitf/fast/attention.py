@@ -5,7 +5,7 @@ training step of the translator takes the same time with either). `MultiHeadAtte
 True` runs it; no notebook does.
 
 `blocked_attention(q, k, v, mask)` returns what `scaled_dot_product_attention` returns (equal
-to float rounding; tests/test_fast.py checks every mask kind and dtype). It differs in how
+to float rounding; tests/reference/test_fast.py checks every mask kind and dtype). It differs in how
 the work is ordered, not in what is computed:
 
 - **The scale goes on the queries**, before the product: d_k numbers per query instead of L_k

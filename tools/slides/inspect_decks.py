@@ -2,7 +2,7 @@
 and the fonts its Chinese is drawn with.
 
 Used by tools/build_slides.py (the warning about slides shrunk below MIN_SCALE) and by
-tests/test_slides_browser.py. Needs Python's `playwright` package and a Chromium; it never
+tests/tools/test_slides_browser.py. Needs Python's `playwright` package and a Chromium; it never
 downloads a browser: CHROMIUM (default /usr/bin/chromium, Debian's `chromium` package) or
 the environment variable MINITF_CHROMIUM names the executable. Every request that is not
 file:// is blocked and recorded, so a deck that needs the network is caught.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import TORCH_TESTS
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 NEEDS_TORCH = re.compile(r"^\s*(import torch|from torch|from minitf\.pytorch|import minitf\.pytorch"
                          r"|from minitf import pytorch)", re.MULTILINE)
 
@@ -22,7 +22,7 @@ def run_python(code):
 
 
 def test_every_test_file_that_needs_torch_can_be_left_out():
-    needing = sorted(p.name for p in TESTS.glob("test_*.py")
+    needing = sorted(p.name for p in TESTS.rglob("test_*.py")
                      if NEEDS_TORCH.search(p.read_text(encoding="utf-8")))
     assert "test_pytorch.py" in needing  # the pattern finds them
     assert set(needing) <= set(TORCH_TESTS), (

@@ -13,7 +13,7 @@ from minitf import tasks
 from minitf.attention import softmax
 from minitf.check import EXERCISES
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def notebook_solutions():

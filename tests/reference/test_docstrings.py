@@ -13,7 +13,7 @@ import pytest
 
 import minitf
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # The checkers are exercise data (their notebooks call them); the bridge to torch imports
 # torch; the argument validators guard every notebook alike. They are documented per module.
 SKIP = ("minitf.check", "minitf.pytorch", "minitf.__main__", "minitf.translator.cli")

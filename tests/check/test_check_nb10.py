@@ -18,7 +18,7 @@ from minitf.check.nb10 import EXERCISES, check_split_in_proj, check_torch_masks,
 from minitf.model import Transformer
 from minitf.pytorch import to_torch
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "10_to_pytorch.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_to_pytorch.ipynb"
 CHECKERS = {"check_split_in_proj": check_split_in_proj, "check_torch_masks": check_torch_masks}
 
 

@@ -1,4 +1,4 @@
-"""Notebook 09's checkers: their references are right. (tests/test_check_exercises.py runs
+"""Notebook 09's checkers: their references are right. (tests/check/test_check_exercises.py runs
 every checker through the same solutions, in-place versions, mistakes and hostile answers.)"""
 
 import numpy as np

@@ -26,7 +26,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 90  # JupyterLab starts in ~10 s; the machine running the tests may be busy
 ROOT_NOTE = "so JupyterLab gets --allow-root"
 

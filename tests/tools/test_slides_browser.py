@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fontTools.ttLib import TTFont
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
 import inspect_decks  # noqa: E402
 

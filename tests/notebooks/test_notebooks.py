@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
 from slide_metadata import RISE_SETTINGS, slide_numbers  # noqa: E402
 
@@ -273,7 +273,7 @@ def test_the_whole_course_is_there():
 
 def test_every_notebook_has_the_live_slide_settings():
     """Every notebook carries slide_metadata.RISE_SETTINGS (`slide_metadata.py NB --rise`
-    writes them), which tests/test_rise_browser.py checks in RISE on notebook 07."""
+    writes them), which tests/tools/test_rise_browser.py checks in RISE on notebook 07."""
     assert RISE_SETTINGS["theme"] == "white" and not RISE_SETTINGS["autolaunch"]
     differ = [path.name for path in NOTEBOOKS if load(path).metadata.get("rise") != RISE_SETTINGS]
     assert not differ, f"metadata.rise is not slide_metadata.RISE_SETTINGS in {differ}"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_rise_browser import NOTEBOOK, open_page
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "slides"))
 import inspect_decks  # noqa: E402
 

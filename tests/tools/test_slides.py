@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The English notebooks, then the Chinese edition's (notebooks/zh/, decks named NN_topic.zh).
 NOTEBOOKS = (sorted((ROOT / "notebooks").glob("*.ipynb"))
              + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")))

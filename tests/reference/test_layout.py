@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "minitf"
+PACKAGE = Path(__file__).resolve().parents[2] / "minitf"
 ROOMS = {"tasks", "check", "figures", "translator", "pytorch"}
 REFERENCE_PACKAGES = {"fast"}
 # The front door (`from minitf import …`, `python -m minitf`) is allowed to reach a room.
