@@ -2,140 +2,82 @@
 
 Usage: python tools/core_path.py [NOTEBOOK ...]    (default: notebooks/*.ipynb)
 
-The core path is every cell outside an optional part. An optional part starts at a heading
-that begins with "Optional" ("## Optional: …", "### Optional — …") and runs to the next
-heading of the same or a higher level that does not. Speaker notes (cells whose slide type is
-"notes") are the teacher's, and a folded "Solution" is read only by a learner who is stuck;
-neither counts. What is left is timed as
+The core path is every cell that is not optional, speaker notes or lecture-only (the cells'
+roles, tools/course_format.py); a solution is read only by a learner who is stuck, so it does
+not count either. What is left is timed as
 
     minutes = words / 120  +  0.75 × code cells  +  6 × exercises
 
 120 words a minute is a careful reading of technical prose with formulas; three quarters of a
 minute per code cell is reading it, running it and looking at what it printed or drew; an
-exercise ("### Exercise …" heading) is six minutes of the learner's own code on top of its
-cells. Each notebook's first cell states its core path as "core path … about N minutes", and
-tests/notebooks/test_core_path.py keeps N within the budget and the estimate within N.
+exercise is six minutes of the learner's own code on top of its cells. Each notebook states its
+core path's minutes in metadata.minitf.minutes and on its first cell, and
+tests/notebooks/test_core_path.py keeps them within the budget and the estimate within them.
 """
 
-import json
 import math
 import re
 import sys
 from pathlib import Path
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+import course_format as fmt
+
+NOTEBOOK_DIR = fmt.NOTEBOOK_DIR
 BUDGET = 45  # minutes: one sitting
 WORDS_PER_MINUTE = 120
 MINUTES_PER_CODE_CELL = 0.75
 MINUTES_PER_EXERCISE = 6
 
-HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
-SOLUTION = re.compile(r"<details>\s*<summary>\s*Solution.*?</details>", re.DOTALL | re.IGNORECASE)
-STATED = re.compile(r"core path\b.*?\babout (\d+) minutes", re.DOTALL | re.IGNORECASE)
 WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*|[\u3400-\u9fff]")
-
-
-def _source(cell):
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
-
-
-def is_speaker_notes(cell):
-    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
-
-
-def core_cells(cells):
-    """The cells outside optional parts, with speaker notes left out."""
-    optional_level = None  # the level of the optional heading we are under, if any
-    kept = []
-    for cell in cells:
-        if cell["cell_type"] == "markdown":
-            for hashes, title in HEADING.findall(_source(cell)):
-                level = len(hashes)
-                if title.lstrip("*_ ").lower().startswith("optional"):
-                    if optional_level is None or level < optional_level:
-                        optional_level = level
-                elif optional_level is not None and level <= optional_level:
-                    optional_level = None
-        if optional_level is None and not is_speaker_notes(cell):
-            kept.append(cell)
-    return kept
 
 
 def count_words(text):
     """Words a learner reads: a CJK character counts as one word (they stand beside English)."""
-    text = SOLUTION.sub(" ", text)
     text = re.sub(r"<[^>]+>", " ", text)  # HTML tags (<details>, <summary>) are not read
     return len(WORD.findall(text))
 
 
+def minutes(cells):
+    """The rule's minutes for these cells (solutions left out), not rounded."""
+    read = [c for c in cells if not fmt.has(c, "solution")]
+    words = sum(count_words(fmt.source(c)) for c in read if c["cell_type"] == "markdown")
+    code_cells = sum(1 for c in read if c["cell_type"] == "code")
+    exercises = sum(1 for c in read if fmt.has(c, "exercise"))
+    return (words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code_cells
+            + MINUTES_PER_EXERCISE * exercises), words, code_cells, exercises
+
+
 def measure(path):
     """{'words', 'code_cells', 'exercises', 'minutes', 'stated'} for one notebook's core path."""
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    core = core_cells(cells)
-    words = sum(count_words(_source(c)) for c in core if c["cell_type"] == "markdown")
-    code_cells = sum(1 for c in core if c["cell_type"] == "code")
-    exercises = sum(
-        1
-        for c in core
-        if c["cell_type"] == "markdown"
-        for _, title in HEADING.findall(_source(c))
-        if title.lower().startswith("exercise")
-    )
-    minutes = (words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code_cells
-               + MINUTES_PER_EXERCISE * exercises)
-    stated = STATED.search(_source(cells[0])) if cells else None
+    nb = fmt.load(path)
+    total, words, code_cells, exercises = minutes(fmt.core_cells(nb))
     return {
         "words": words,
         "code_cells": code_cells,
         "exercises": exercises,
-        "minutes": math.ceil(minutes),
-        "stated": int(stated.group(1)) if stated else None,
+        "minutes": math.ceil(total),
+        "stated": fmt.stated_minutes(nb),
     }
-
-
-def _minutes(cells):
-    words = sum(count_words(_source(c)) for c in cells if c["cell_type"] == "markdown")
-    code_cells = sum(1 for c in cells if c["cell_type"] == "code")
-    exercises = sum(1 for c in cells if c["cell_type"] == "markdown"
-                    for _, title in HEADING.findall(_source(c))
-                    if title.lower().startswith("exercise"))
-    return (words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code_cells
-            + MINUTES_PER_EXERCISE * exercises)
-
-
-def _parts(cells):
-    """[(title, cells)] for each '## ' section, the cells before the first one left out."""
-    parts = []
-    for cell in cells:
-        found = [t for h, t in HEADING.findall(_source(cell))
-                 if len(h) == 2] if cell["cell_type"] == "markdown" else []
-        if found:
-            parts.append((found[0], []))
-        if parts:
-            parts[-1][1].append(cell)
-    return parts
 
 
 def sections(path):
     """[{'title', 'minutes', 'optional'}] for each '## ' section of a notebook: the minutes of
-    its core cells by the rule (of all its cells, for an optional section); for an agenda."""
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    core_ids = {id(c) for c in core_cells(cells)}
+    its core cells by the rule (of all its cells but notes, for an optional section); for an
+    agenda."""
+    nb = fmt.load(path)
+    core = {id(c) for c in fmt.core_cells(nb)}
     out = []
-    for title, part in _parts(cells):
-        optional = title.lstrip("*_ ").lower().startswith("optional")
-        counted = [c for c in part if not is_speaker_notes(c)
-                   and (optional or id(c) in core_ids)]
-        out.append({"title": title, "minutes": max(1, round(_minutes(counted))),
+    for title, part, optional in fmt.sections(nb):
+        counted = [c for c in part if id(c) in core
+                   or (optional and not fmt.roles(c) & {"notes", "lecture-only"})]
+        out.append({"title": title, "minutes": max(1, round(minutes(counted)[0])),
                     "optional": optional})
     return out
 
 
 def section_titles(path):
     """The '## ' headings of a notebook, in order (those of a translated notebook, say)."""
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    return [title for title, _ in _parts(cells)]
+    return [title for title, _, _ in fmt.sections(fmt.load(path))]
 
 
 def main(args):

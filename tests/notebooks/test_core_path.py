@@ -1,15 +1,13 @@
-"""Every notebook's core path fits one sitting, by the rule of tools/core_path.py, and its first
-cell says how long it takes."""
+"""Every notebook's core path fits one sitting, by the rule of tools/core_path.py, and the
+notebook states how long it takes (metadata.minitf.minutes, and its first cell)."""
 
 import json
-import sys
 from pathlib import Path
 
+import core_path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import core_path  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -18,7 +16,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 def test_core_path_fits_its_stated_time_and_the_budget(path):
     m = core_path.measure(path)
     assert m["stated"] is not None, (
-        f"{path.name}: the first cell should state 'core path … about N minutes'")
+        f"{path.name}: metadata.minitf.minutes should state the core path's minutes")
     assert m["stated"] <= core_path.BUDGET, (
         f"{path.name}: states {m['stated']} minutes, over the {core_path.BUDGET}-minute budget")
     assert m["minutes"] <= m["stated"], (
@@ -27,19 +25,19 @@ def test_core_path_fits_its_stated_time_and_the_budget(path):
         f"more than the {m['stated']} its first cell states; mark a part optional or say less")
 
 
-def _notebook(tmp_path, cells):
+def _notebook(tmp_path, cells, minutes=None):
     path = tmp_path / "nb.ipynb"
-    path.write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    meta = {"minitf": {"minutes": minutes}} if minutes else {}
+    path.write_text(json.dumps({"cells": cells, "metadata": meta}), encoding="utf-8")
     return path
 
 
-def _md(text, **slideshow):
-    meta = {"slideshow": slideshow} if slideshow else {}
-    return {"cell_type": "markdown", "source": text, "metadata": meta}
+def _md(text, *roles):
+    return {"cell_type": "markdown", "source": text, "metadata": {"tags": list(roles)}}
 
 
-def _code(text="x = 1"):
-    return {"cell_type": "code", "source": text, "metadata": {}}
+def _code(*roles):
+    return {"cell_type": "code", "source": "x = 1", "metadata": {"tags": list(roles)}}
 
 
 def test_the_rule_counts_the_core_and_leaves_out_optional_parts_notes_and_solutions(tmp_path):
@@ -47,26 +45,25 @@ def test_the_rule_counts_the_core_and_leaves_out_optional_parts_notes_and_soluti
     path = _notebook(tmp_path, [
         _md("# Title\n\nThe core path takes about 20 minutes. " + words),   # 8 + 120 words
         _code(),
-        _md("### Exercise 1 — do it"),                                      # 4 words, 1 exercise
-        _code(),
-        _md("<details><summary>Solution</summary>\n\n" + words + "\n</details>"),
-        _md("**Speaker notes.** " + words, slide_type="notes"),
+        _md("### Exercise 1 — do it", "exercise"),                          # 4 words, 1 exercise
+        _code("stub", "checker"),
+        _md("<details><summary>Solution</summary>\n\n" + words + "\n</details>", "solution"),
+        _md("**Speaker notes.** " + words, "notes"),
         _md("## 2. More\n\n注意力"),                                         # 2 + 3 words
-        _md("### Optional: deeper\n\n" + words),
+        _md("### Deeper\n\n" + words, "optional"),
+        _code("optional"),
+        _md("### 习题 — a heading's words decide nothing", "exercise"),       # 7 words, 1 exercise
+        _code("stub"),
+        _md("On the board only. " + words, "lecture-only"),
+        _md("### Optional in its words only"),                              # 5 words
         _code(),
-        _md("#### still optional"),
-        _md("### Back in the core"),                                        # 4 words
-        _code(),
-        _md("## Optional — the end\n\n" + words),
-        _code(),
-        _md("### Exercise 2 (optional part)"),
-    ])
+    ], minutes=20)
     m = core_path.measure(path)
-    assert m["words"] == 128 + 4 + 5 + 4
-    assert m["code_cells"] == 3
-    assert m["exercises"] == 1
+    assert m["words"] == 128 + 4 + 5 + 7 + 5
+    assert m["code_cells"] == 4
+    assert m["exercises"] == 2
     assert m["stated"] == 20
-    assert m["minutes"] == 10  # ceil(141/120 + 3 × 0.75 + 6) = ceil(9.42)
+    assert m["minutes"] == 17  # ceil(149/120 + 4 × 0.75 + 12) = ceil(16.24)
 
 
 def test_a_notebook_that_states_no_time_is_reported(tmp_path):

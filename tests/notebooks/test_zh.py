@@ -7,15 +7,14 @@ differs from what tools/build_zh.py builds. See tools/build_zh.py and CONTRIBUTI
 """
 
 import re
-import sys
 from pathlib import Path
 
+import build_zh
+import course_format as fmt
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import build_zh  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -39,7 +38,7 @@ def structure(text):
         "code blocks": FENCE.findall(text),
         "display formulas": DISPLAY_MATH.findall(FENCE.sub("", text)),
         "folds": text.count("<details>"),
-        "speaker notes": text.startswith("**Speaker notes.**"),
+        "speaker notes": text.startswith(fmt.NOTES_LABEL["en"]),
     }
 
 
@@ -67,7 +66,7 @@ def test_chinese_is_chinese_and_keeps_the_cell_structure(nb_path):
             bad.append(f"cell {index}: no Chinese in its translation")
         want, got = structure(cell.source), structure(zh)
         if want["speaker notes"]:
-            want["speaker notes"] = got["speaker notes"] = zh.startswith("**讲者备注：**")
+            want["speaker notes"] = got["speaker notes"] = zh.startswith(fmt.NOTES_LABEL["zh"])
         for key in want:
             if want[key] != got[key]:
                 bad.append(f"cell {index}: {key} differ: English {want[key]!r}, "

@@ -14,14 +14,12 @@ of tests/conftest.py, shared with test_lab_browser.py (the notebook view).
 
 import json
 import re
-import sys
 from pathlib import Path
 
+import inspect_decks
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools" / "slides"))
-import inspect_decks  # noqa: E402
 
 NOTEBOOK = "notebooks/07_generation.ipynb"
 MAX_STEPS = 200  # space-bar presses; notebook 07 has 45 slides and their fragments

@@ -17,12 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import inspect_decks
 import pytest
 from fontTools.ttLib import TTFont
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools" / "slides"))
-import inspect_decks  # noqa: E402
 
 # The English notebooks, then the Chinese edition's (notebooks/zh/, decks named NN_topic.zh).
 NOTEBOOKS = (sorted((ROOT / "notebooks").glob("*.ipynb"))

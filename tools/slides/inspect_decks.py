@@ -146,19 +146,17 @@ async () => {
 }
 """
 
-# With fragments on and none shown yet: is an answer visible below a Predict/Think question?
+# With fragments on and none shown yet: how many answers to a prediction (cells with the role
+# `answer`, whose class nbconvert writes as celltag_answer) are already visible? None: no answer
+# on this slide.
 _PREDICT_JS = r"""
 () => {
   const slide = Reveal.getCurrentSlide();
-  const ask = /^\s*(Predict|Think|Question|先预测|想一想|问题)/;
-  const cells = Array.from(slide.querySelectorAll(".jp-Cell"));
-  const cont = /\(cont\.\)|（续）/;  // a continued heading repeats a question's, it asks nothing
-  const at = cells.findIndex(c => c.classList.contains("jp-MarkdownCell")
-                                  && ask.test(c.innerText) && !cont.test(c.innerText));
-  if (at < 0) return null;
+  const answers = Array.from(slide.querySelectorAll(".celltag_answer"))
+                       .map(el => el.closest(".jp-Cell") || el);
+  if (!answers.length) return null;
   const hidden = el => el.closest(".fragment:not(.visible)") !== null;
-  return cells.slice(at + 1).filter(c => c.checkVisibility() && !hidden(c)
-                                         && c.innerText.trim()).length;
+  return answers.filter(c => c.checkVisibility() && !hidden(c) && c.innerText.trim()).length;
 }
 """
 

@@ -12,10 +12,14 @@ turns the one into the other at build time, without changing the notebook:
   slide follows with each part and its minutes (tools/core_path.py's rule).
 - An exercise shows a task card (where, how long, the checker to call) instead of the stub
   and its "not yet" output, which mean nothing on a projector; its solution gets a sub-slide.
-- A figure gets a sub-slide of its own, without the code that draws it (tag a cell
-  `slides-show-input` to keep its code).
-- After a "Predict"/"Think"/"Question" cell, what follows on the same slide is a fragment:
-  the answer comes one step later.
+- A figure gets a sub-slide of its own, without the code that draws it (a cell with the role
+  `show-code` keeps its code).
+- An answer to a prediction that shares the question's slide is a fragment: it comes one step
+  later.
+- A notebook-only cell is left out.
+
+What a cell is (exercise, stub, checker, solution, prediction, answer, …) comes from its roles,
+read through tools/course_format.py; nothing here reads the prose for it.
 - No slide carries more than PROSE_WORDS words of prose or about SLIDE_LINES lines: longer
   content continues on a sub-slide, split between cells or between paragraphs.
 - Every sub-slide has a heading: a continuation gets its section's, marked "(cont.)".
@@ -32,6 +36,10 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import core_path  # noqa: E402
+import course_format as fmt  # noqa: E402
+
 MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*NBVAL_\w+.*(\n|$)", re.M)
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
@@ -39,12 +47,6 @@ FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 DETAILS = re.compile(r"<details>.*?</details>", re.S)
 DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
 TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
-PREDICT = re.compile(r"^\s*(\*\*|###?\s*)(Predict|Think|Question|先预测|想一想|问题)", re.I)
-EXERCISE = re.compile(r"^###\s+((Optional|选学)\W*)?(Exercise|练习)", re.M)
-SOLUTION = re.compile(r"<details>\s*<summary>\s*(Solution|参考解答)", re.I)
-CHECKER_CALL = re.compile(r"^\s*(check_\w+\(.*\))\s*$", re.M)
-STUB = "raise NotImplementedError"
-SHOW_INPUT_TAG = "slides-show-input"
 
 PROSE_WORDS = 120   # words of prose a slide may carry
 FILL_WORDS = 105    # where a split fills a slide to: a "(cont.)" heading comes on top
@@ -117,6 +119,14 @@ def starts_slide(cell):
 
 def shown(cell):
     return slide_type(cell) not in ("skip", "notes")
+
+
+def leave_out(cells):
+    """The cells with notebook-only ones skipped."""
+    for cell in cells:
+        if fmt.has(cell, "notebook-only"):
+            set_slide_type(cell, "skip")
+    return cells
 
 
 def markdown(source, kind="-"):
@@ -227,7 +237,7 @@ class SlidesPreprocessor(Preprocessor):
                 cell.source = strip_markers(cell.source)
             elif cell.cell_type == "markdown":
                 cell.source = embed_images(cell.source, folder)
-        cells = list(nb.cells)
+        cells = leave_out(list(nb.cells))
         cells = self.exercises(cells, name, words)
         cells = self.figures(cells)
         cells = self.predictions(cells)
@@ -239,36 +249,30 @@ class SlidesPreprocessor(Preprocessor):
 
     # -- exercises ---------------------------------------------------------------------
     def exercises(self, cells, name, words):
-        out = []
-        number = name[:2]
-        for i, cell in enumerate(cells):
-            out.append(cell)
-            if cell.cell_type != "markdown" or not EXERCISE.search(cell.source):
-                if cell.cell_type == "markdown" and SOLUTION.search(cell.source) and shown(cell):
-                    set_slide_type(cell, "subslide")
-                continue
-            label = HEADING.search(cell.source).group(2)
-            stub = check = None
-            for later in cells[i + 1:]:
-                if later.cell_type == "markdown" and HEADING.search(later.source):
-                    break
-                if later.cell_type != "code":
+        """A task card after each exercise's heading cell, in place of its stub and checker;
+        its solution on a sub-slide of its own."""
+        cards = {}
+        for exercise in fmt.exercises({"cells": cells}):
+            if exercise.checker is None or not exercise.stubs:
+                continue  # course_format.validate names it
+            what = ", ".join(f"`{d}`" for i in exercise.stubs
+                             for d in fmt.defined_functions(cells[i])) or "your code"
+            call = fmt.checker_call(cells[exercise.checker])  # before the cell is emptied
+            for i in {*exercise.stubs, exercise.checker}:
+                if not shown(cells[i]):
                     continue
-                if STUB in later.source and stub is None:
-                    stub = later
-                if CHECKER_CALL.search(later.source) and check is None:
-                    check = later
-            if stub is None or check is None:
-                continue
-            call = CHECKER_CALL.search(check.source).group(1)
-            defs = re.findall(r"^def (\w+)\(", stub.source, re.M)
-            what = ", ".join(f"`{d}`" for d in defs) or "your code"
-            for hidden in {id(stub): stub, id(check): check}.values():
-                if shown(hidden):
-                    set_slide_type(hidden, "skip") if not starts_slide(hidden) else (
-                        self._hide_keeping_start(hidden))
-            out.append(markdown(words["card"].format(
-                nb=number, ex=label, m=_exercise_minutes(), what=what, check=call)))
+                if starts_slide(cells[i]):
+                    self._hide_keeping_start(cells[i])
+                else:
+                    set_slide_type(cells[i], "skip")
+            if exercise.solution is not None and shown(cells[exercise.solution]):
+                set_slide_type(cells[exercise.solution], "subslide")
+            cards[exercise.index] = markdown(words["card"].format(
+                nb=name[:2], ex=exercise.title, m=core_path.MINUTES_PER_EXERCISE, what=what,
+                check=call))
+        out = []
+        for i, cell in enumerate(cells):
+            out += [cell, cards[i]] if i in cards else [cell]
         return out
 
     @staticmethod
@@ -285,7 +289,7 @@ class SlidesPreprocessor(Preprocessor):
                 continue
             if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
                 continue
-            if SHOW_INPUT_TAG not in cell.metadata.get("tags", []):
+            if not fmt.has(cell, "show-code"):
                 cell.metadata["transient"] = {"remove_source": True}
             if slide_type(cell) in ("-", "fragment") and i > 0:
                 # a short caption just before the figure goes with it
@@ -294,7 +298,7 @@ class SlidesPreprocessor(Preprocessor):
                         and slide_type(before) in ("-", "slide", "subslide")
                         and prose(before.source) <= CAPTION_WORDS
                         and not HEADING.search(before.source) and "<details>" not in before.source
-                        and not PREDICT.search(before.source)):
+                        and not fmt.has(before, "prediction")):
                     if slide_type(before) == "-":
                         set_slide_type(before, "subslide")
                     set_slide_type(cell, "-")
@@ -304,15 +308,10 @@ class SlidesPreprocessor(Preprocessor):
 
     # -- predictions -------------------------------------------------------------------
     def predictions(self, cells):
-        for i, cell in enumerate(cells):
-            if cell.cell_type != "markdown" or not PREDICT.search(cell.source) or not shown(cell):
-                continue
-            for later in cells[i + 1:]:
-                if not shown(later):
-                    continue
-                if slide_type(later) == "-":
-                    set_slide_type(later, "fragment")
-                break
+        """An answer on its question's slide comes one step later."""
+        for cell in cells:
+            if fmt.has(cell, "answer") and shown(cell) and slide_type(cell) == "-":
+                set_slide_type(cell, "fragment")
         return cells
 
     # -- title, goal and agenda ----------------------------------------------------------
@@ -338,12 +337,9 @@ class SlidesPreprocessor(Preprocessor):
 
     @staticmethod
     def agenda(english, lang, words):
-        sys.path.insert(0, str(ROOT / "tools"))
-        import core_path
-
         if not english.exists():
             return ""
-        stated = core_path.measure(english)["stated"]
+        stated = fmt.stated_minutes(fmt.load(english))
         parts = core_path.sections(english)
         if lang == "zh":  # the same sections, in the Chinese notebook's words
             zh = ROOT / "notebooks" / "zh" / english.name
@@ -482,9 +478,3 @@ class SlidesPreprocessor(Preprocessor):
             out.append(cell)
         return out
 
-
-def _exercise_minutes():
-    sys.path.insert(0, str(ROOT / "tools"))
-    import core_path
-
-    return core_path.MINUTES_PER_EXERCISE

@@ -17,7 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from course_format import SLIDE_TYPES  # noqa: E402  (the format's one list)
+
 # RISE (jupyterlab-rise) reads these from the notebook's metadata: a 1280x720 deck like the
 # exported one, a slide that is too tall scrolls rather than being cut off, and nothing
 # starts by itself when the notebook opens. The "white" theme uses reveal.js's own fonts;
