@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH_DIR = NOTEBOOK_DIR / "zh"
+# Numbers live under a cell's or the notebook's metadata.minitf: the notebook's {"minutes": the
+# core path's minutes}; an exercise cell's {"minutes": the learner's own work on it}.
 
 # The roles a cell can play, each a cell tag. CONTRIBUTING.md ("Anatomy of a notebook") says
 # the same for people.
@@ -103,6 +105,11 @@ def title(cell):
 def stated_minutes(nb):
     """The core path's minutes the notebook states (metadata.minitf.minutes), or None."""
     return nb.get("metadata", {}).get("minitf", {}).get("minutes")
+
+
+def exercise_minutes(cell):
+    """An exercise's own minutes (metadata.minitf.minutes of its exercise cell), or None."""
+    return cell.get("metadata", {}).get("minitf", {}).get("minutes")
 
 
 def is_optional(cell):
@@ -265,6 +272,10 @@ def validate(nb, path):
                            ("show-code", "code")):
             if role in mine and kind != want:
                 bad(i, f"a {role} cell is a {want} cell, this is {kind}")
+        if "exercise" in mine and not _whole_minutes(exercise_minutes(cell)):
+            bad(i, "an exercise cell states the learner's minutes for it in "
+                   f"metadata.minitf.minutes (a positive whole number), not "
+                   f"{exercise_minutes(cell)!r}")
         if kind == "markdown":
             if "exercise" in mine and not headings(cell):
                 bad(i, "an exercise cell starts with a heading that names the exercise")
@@ -295,13 +306,17 @@ def validate(nb, path):
         for role in sorted({"stub", "checker", "solution"} & roles(cell)):
             bad(i, f"a {role} cell comes after its exercise cell")
     minutes = stated_minutes(nb)
-    if not isinstance(minutes, int) or isinstance(minutes, bool) or minutes <= 0:
+    if not _whole_minutes(minutes):
         problems.append(f"{name}: metadata.minitf.minutes (the core path's minutes) is "
                         f"{minutes!r}, expected a positive whole number")
     elif nb["cells"] and not re.search(rf"(?<!\d){minutes}(?!\d)", source(nb["cells"][0])):
         bad(0, f"the first cell does not state the core path's {minutes} minutes "
                "(metadata.minitf.minutes)")
     return problems
+
+
+def _whole_minutes(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _after_prediction(cells, i):

@@ -46,6 +46,8 @@ def _notebook(*cells, minutes=12):
                 "metadata": {"slideshow": {"slide_type": slide}}}
         if set(roles) <= set(fmt.ROLES):
             fmt.set_roles(cell, roles)
+            if "exercise" in roles:
+                cell["metadata"]["minitf"] = {"minutes": 6}
         else:  # a tag set_roles would refuse
             cell["metadata"]["tags"] = list(roles)
         nb["cells"].append(cell)
@@ -103,6 +105,14 @@ def test_a_malformed_notebook_gets_one_line_naming_file_cell_and_problem(tmp_pat
     cells, expected = BROKEN[name]
     problems = fmt.validate(_notebook(*cells), tmp_path / "99_x.ipynb")
     assert any(p.startswith("99_x.ipynb " + expected) for p in problems), problems
+
+
+def test_an_exercise_states_its_minutes(tmp_path):
+    nb = _notebook(*GOOD_EXERCISE)
+    nb["cells"][1]["metadata"]["minitf"]["minutes"] = 0
+    assert fmt.validate(nb, tmp_path / "a.ipynb") == [
+        "a.ipynb cell 1 (c0): an exercise cell states the learner's minutes for it in "
+        "metadata.minitf.minutes (a positive whole number), not 0"]
 
 
 def test_the_stated_minutes_are_checked(tmp_path):

@@ -268,8 +268,8 @@ class SlidesPreprocessor(Preprocessor):
             if exercise.solution is not None and shown(cells[exercise.solution]):
                 set_slide_type(cells[exercise.solution], "subslide")
             cards[exercise.index] = markdown(words["card"].format(
-                nb=name[:2], ex=exercise.title, m=core_path.MINUTES_PER_EXERCISE, what=what,
-                check=call))
+                nb=name[:2], ex=exercise.title, what=what, check=call,
+                m=fmt.exercise_minutes(cells[exercise.index])))
         out = []
         for i, cell in enumerate(cells):
             out += [cell, cards[i]] if i in cards else [cell]
