@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab torch test quick notebooks slides bench clean
+.PHONY: lab torch test quick notebooks new-notebook slides bench clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -88,6 +88,11 @@ quick: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py $(NB)
 	$(BIN)/python tools/build_zh.py
+
+# A new notebook that passes every test as it stands (CONTRIBUTING.md, "Adding a notebook"):
+# make new-notebook NN=11 TOPIC=decoder_only TITLE="The decoder alone" TITLE_ZH="只用解码器"
+new-notebook: $(STAMP)
+	$(BIN)/python tools/new_notebook.py "$(NN)" "$(TOPIC)" "$(TITLE)" "$(TITLE_ZH)"
 
 # The instructor's decks, for a screen with no network: build/slides/index.html and one
 # NN_topic.slides.html per notebook, with reveal.js and MathJax in build/slides/vendor/
