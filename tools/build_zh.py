@@ -12,8 +12,11 @@ translations/zh/NN_topic.md holds the Chinese of every markdown cell, one entry 
     …
 
 `6f1c2a0e` is the cell's id in the English notebook and `3b9d0c41aa` a fingerprint of the English
-text the entry translates. The built notebook is the English one with each markdown cell's
-text replaced by its entry: same cells, same ids, same metadata, the same code and outputs.
+text the entry translates. A cell that starts a slide of an authored lecture has a title
+(metadata.minitf.title, tools/course_format.py); its Chinese is an entry of its own,
+`<!-- title 6f1c2a0e en:… -->` followed by one line. The built notebook is the English one with
+each markdown cell's text replaced by its entry (and each slide title by its own): same cells,
+same ids, the same code and outputs.
 When an English markdown cell changes, its fingerprint no longer matches and the build (and
 tests/notebooks/test_zh.py) names the cell until its Chinese is brought up to date and the
 fingerprint rewritten; `--todo` prints the English text and the new marker of every such cell.
@@ -25,13 +28,14 @@ import re
 import sys
 from pathlib import Path
 
+import course_format as fmt
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH_DIR = NOTEBOOK_DIR / "zh"
 TEXT_DIR = ROOT / "translations" / "zh"
-MARKER = re.compile(r"^<!-- cell (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
+MARKER = re.compile(r"^<!-- (cell|title) (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
 # rise.css names the shipped font by a url relative to itself; one folder deeper, one more "../".
 RISE_CSS_FONT = 'url("../minitf/'
 
@@ -46,14 +50,16 @@ def fingerprint(text):
 
 
 def read_text(path):
-    """{cell id: (fingerprint, Chinese text)} from a translation file."""
+    """{cell id: (fingerprint, Chinese text)} from a translation file; a slide title's entry
+    under "title:" + its cell id."""
     text = Path(path).read_text(encoding="utf-8")
     marks = list(MARKER.finditer(text))
     if text[: marks[0].start() if marks else len(text)].strip():
         raise Problem(f"{path}: text before the first '<!-- cell … -->' marker")
     entries = {}
     for mark, following in zip(marks, marks[1:] + [None]):
-        cell_id, en = mark.group(1), mark.group(2)
+        kind, cell_id, en = mark.groups()
+        cell_id = cell_id if kind == "cell" else f"title:{cell_id}"
         if cell_id in entries:
             raise Problem(f"{path}: cell {cell_id} has two entries")
         body = text[mark.end(): following.start() if following else len(text)]
@@ -76,6 +82,15 @@ def problems(nb_path, entries=None):
     found, where = [], Path(nb_path).name
     ids = set()
     for index, cell in enumerate(nb.cells):
+        title = fmt.slide_title(cell)
+        if title:
+            ids.add(f"title:{cell.id}")
+            if f"title:{cell.id}" not in entries:
+                found.append(f"{where} cell {index} ({cell.id}): its slide title has no "
+                             f"Chinese: {title!r}")
+            elif entries[f"title:{cell.id}"][0] != fingerprint(title):
+                found.append(f"{where} cell {index} ({cell.id}): its slide title changed in "
+                             f"English since its Chinese was written: {title!r}")
         if cell.cell_type != "markdown":
             continue
         ids.add(cell.id)
@@ -86,8 +101,8 @@ def problems(nb_path, entries=None):
             found.append(f"{where} cell {index} ({cell.id}) changed in English since its "
                          f"Chinese was written: {first!r}")
     for cell_id in entries.keys() - ids:
-        found.append(f"{where}: the Chinese of cell {cell_id} has no English markdown cell "
-                     "(deleted? delete its entry)")
+        found.append(f"{where}: the Chinese of {cell_id.replace(':', ' of cell ')} has no "
+                     "English (deleted? delete its entry)")
     return found
 
 
@@ -101,6 +116,8 @@ def build(nb_path):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = entries[cell.id][1]
+        if fmt.slide_title(cell):
+            cell.metadata["minitf"]["title"] = entries[f"title:{cell.id}"][1].strip()
     text = nbformat.writes(nb)
     return text if text.endswith("\n") else text + "\n"  # as nbformat.write stores it
 
@@ -112,6 +129,13 @@ def todo(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
     out = []
     for index, cell in enumerate(nb.cells):
+        title = fmt.slide_title(cell)
+        old = entries.get(f"title:{cell.id}")
+        if title and not (old and old[0] == fingerprint(title)):
+            out.append(f"<!-- title {cell.id} en:{fingerprint(title)} -->")
+            was = f", its Chinese was: {old[1]}" if old else ""
+            out.append(f"<!-- todo: the slide title of cell {index}{was} -->")
+            out.append(title + "\n")
         if cell.cell_type != "markdown":
             continue
         old = entries.get(cell.id)

@@ -26,7 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH_DIR = NOTEBOOK_DIR / "zh"
 # Numbers live under a cell's or the notebook's metadata.minitf: the notebook's {"minutes": the
-# core path's minutes}; an exercise cell's {"minutes": the learner's own work on it}.
+# core path's minutes}; an exercise cell's {"minutes": the learner's own work on it}. A notebook
+# whose lecture is authored has {"lecture": true}: then the cell that starts each slide has
+# {"title": what the slide shows}, and each slide's notes cell {"minutes": its class minutes}.
+LECTURE_MINUTES = 90  # one class
+TITLE_CHARACTERS = 90  # a title is one line on a slide
 
 # The roles a cell can play, each a cell tag. CONTRIBUTING.md ("Anatomy of a notebook") says
 # the same for people.
@@ -39,7 +43,7 @@ ROLES = {
     "answer": "a cell that answers the prediction before it (shown one step later on a slide)",
     "notes": "markdown: speaker notes (slide type notes; folded in JupyterLab)",
     "optional": "a cell of an optional part: outside the core path",
-    "lecture-only": "markdown: shown on the slides only (folded in JupyterLab)",
+    "lecture-only": "shown on the slides only (folded in JupyterLab, code and output)",
     "notebook-only": "left out of the slides",
     "show-code": "code with a figure: the slides keep its code (they hide a figure's by default)",
 }
@@ -110,6 +114,54 @@ def stated_minutes(nb):
 def exercise_minutes(cell):
     """An exercise's own minutes (metadata.minitf.minutes of its exercise cell), or None."""
     return cell.get("metadata", {}).get("minitf", {}).get("minutes")
+
+
+def is_lecture(nb):
+    """Whether the notebook's lecture is authored (metadata.minitf.lecture)."""
+    return nb.get("metadata", {}).get("minitf", {}).get("lecture") is True
+
+
+def slide_title(cell):
+    """The title of the slide this cell starts (metadata.minitf.title), or None."""
+    return cell.get("metadata", {}).get("minitf", {}).get("title")
+
+
+def notes_minutes(cell):
+    """The class minutes a slide takes (metadata.minitf.minutes of its notes cell), or None."""
+    return cell.get("metadata", {}).get("minitf", {}).get("minutes")
+
+
+def starts_slide(cell):
+    return slide_type(cell) in ("slide", "subslide")
+
+
+@dataclass
+class Slide:
+    """One slide of an authored lecture: the indices of its cells in the notebook."""
+    start: int
+    cells: list
+    notes: list
+    section: str                    # the '## ' heading it falls under ("" before the first)
+
+    def minutes(self, nb):
+        return sum(notes_minutes(nb["cells"][i]) or 0 for i in self.notes)
+
+
+def lecture(nb):
+    """[Slide] of the notebook's deck: every cell shown on a slide (no notebook-only or skip
+    cell), a new slide at each cell of slide type slide or subslide; notes cells belong to
+    the slide they follow."""
+    slides, section = [], ""
+    for i, cell in enumerate(nb["cells"]):
+        if has(cell, "notebook-only") or slide_type(cell) == "skip":
+            continue
+        level2 = [t for level, t in headings(cell) if level == 2]
+        if level2 and not has(cell, "notes"):
+            section = level2[0]
+        if starts_slide(cell) or not slides:
+            slides.append(Slide(i, [], [], section))
+        (slides[-1].notes if has(cell, "notes") else slides[-1].cells).append(i)
+    return slides
 
 
 def is_optional(cell):
@@ -216,12 +268,15 @@ def set_roles(cell, new_roles):
         meta.pop("tags", None)
     if "notes" in new_roles:
         meta.setdefault("slideshow", {})["slide_type"] = "notes"
-    if set(new_roles) & FOLDED:
-        meta.setdefault("jupyter", {})["source_hidden"] = True
-    elif meta.get("jupyter", {}).get("source_hidden"):
-        del meta["jupyter"]["source_hidden"]
-        if not meta["jupyter"]:
-            del meta["jupyter"]
+    folded = bool(set(new_roles) & FOLDED)
+    keys = ["source_hidden"] + (["outputs_hidden"] if cell["cell_type"] == "code" else [])
+    for key in keys:
+        if folded:
+            meta.setdefault("jupyter", {})[key] = True
+        elif meta.get("jupyter", {}).get(key):
+            del meta["jupyter"][key]
+    if "jupyter" in meta and not meta["jupyter"]:
+        del meta["jupyter"]
 
 
 def dumps(nb):
@@ -262,13 +317,16 @@ def validate(nb, path):
         if ("notes" in mine) != (slide_type(cell) == "notes"):
             bad(i, "a notes cell has slide type 'notes', and only a notes cell has it")
         folded = bool(meta.get("jupyter", {}).get("source_hidden"))
+        if kind == "code" and "lecture-only" in mine and not meta.get("jupyter", {}).get(
+                "outputs_hidden"):
+            bad(i, "a lecture-only code cell folds its output too (jupyter.outputs_hidden)")
         if folded != bool(mine & FOLDED):
             bad(i, "notes and lecture-only cells are folded (jupyter.source_hidden), "
                    "and no other cell is" if not folded else
                    "folded (jupyter.source_hidden) but neither notes nor lecture-only")
         for role, want in (("exercise", "markdown"), ("solution", "markdown"),
                            ("prediction", "markdown"), ("notes", "markdown"),
-                           ("lecture-only", "markdown"), ("stub", "code"), ("checker", "code"),
+                           ("stub", "code"), ("checker", "code"),
                            ("show-code", "code")):
             if role in mine and kind != want:
                 bad(i, f"a {role} cell is a {want} cell, this is {kind}")
@@ -305,6 +363,9 @@ def validate(nb, path):
     for i, cell in enumerate(nb["cells"][:first_exercise]):
         for role in sorted({"stub", "checker", "solution"} & roles(cell)):
             bad(i, f"a {role} cell comes after its exercise cell")
+    if is_lecture(nb):
+        problems += [f"{name} cell {i} ({nb['cells'][i].get('id', '?')}): {what}"
+                     for i, what in _lecture_problems(nb)]
     minutes = stated_minutes(nb)
     if not _whole_minutes(minutes):
         problems.append(f"{name}: metadata.minitf.minutes (the core path's minutes) is "
@@ -313,6 +374,37 @@ def validate(nb, path):
         bad(0, f"the first cell does not state the core path's {minutes} minutes "
                "(metadata.minitf.minutes)")
     return problems
+
+
+def _lecture_problems(nb):
+    """(cell index, problem) for an authored lecture."""
+    found, titles = [], {}
+    for k, slide in enumerate(lecture(nb)):
+        start = nb["cells"][slide.start]
+        title = slide_title(start)
+        if k and not title:
+            found.append((slide.start, "this cell starts a slide: give it a title that states "
+                                       "the slide's point (metadata.minitf.title)"))
+        elif title and (len(title) > TITLE_CHARACTERS or "\n" in title):
+            found.append((slide.start, f"a slide's title is one line of at most "
+                                       f"{TITLE_CHARACTERS} characters"))
+        elif title in titles:
+            found.append((slide.start, f"two slides are titled {title!r} (cell "
+                                       f"{titles[title]} too)"))
+        titles.setdefault(title, slide.start)
+        if len(slide.notes) != 1:
+            found.append((slide.start, f"a slide has one notes cell of its own, this one has "
+                                       f"{len(slide.notes)}"))
+        for i in slide.notes:
+            m = notes_minutes(nb["cells"][i])
+            if not (isinstance(m, (int, float)) and not isinstance(m, bool) and m > 0):
+                found.append((i, "a slide's notes state its class minutes "
+                                 f"(metadata.minitf.minutes, a positive number), not {m!r}"))
+        for i in slide.cells:
+            if {"stub", "checker"} & roles(nb["cells"][i]) and i == slide.start:
+                found.append((i, "a stub or checker cell does not start a slide (the slide "
+                                 "shows the exercise's task card instead)"))
+    return found
 
 
 def _whole_minutes(value):

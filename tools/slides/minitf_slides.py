@@ -43,6 +43,7 @@ import course_format as fmt  # noqa: E402
 MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*NBVAL_\w+.*(\n|$)", re.M)
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
+NUMBERED = re.compile(r"^(\d+)\.")  # "2. Query…" would start a numbered list
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 DETAILS = re.compile(r"<details>.*?</details>", re.S)
 DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
@@ -58,12 +59,16 @@ WORDS = {
            "minutes": "min", "solution": "solution", "core": "Core path: about {m} minutes.",
            "card": "**In JupyterLab:** notebook {nb}, “{ex}” · about {m} min · write {what} in the "
                    "cell under this heading, then run `{check}`: it names the mistake, if any.",
-           "setup_title": "For students: set-up"},
+           "setup_title": "For students: set-up", "plan": "The plan: {m} minutes",
+           "plan_notes": "**Speaker notes.** The plan, part by part, in class minutes: say "
+                         "what the class will be able to do at the end."},
     "zh": {"cont": "（续）", "agenda": "目标与安排", "optional": "选学",
            "minutes": "分钟", "solution": "参考解答", "core": "核心内容约 {m} 分钟。",
            "card": "**在 JupyterLab 里：** 笔记本 {nb}，“{ex}” · 约 {m} 分钟 · 在本标题下的代码格里"
                    "写出 {what}，然后运行 `{check}`：如有错误，它会指出是哪一种。",
-           "setup_title": "给学生：准备环境"},
+           "setup_title": "给学生：准备环境", "plan": "安排：共 {m} 分钟",
+           "plan_notes": "**讲者备注：** 按课堂用时逐部分介绍安排：告诉大家下课时他们将会"
+                         "做到什么。"},
 }
 SETUP = {
     "en": "1. Get the course: `git clone` the repository (or download and unpack its zip).\n"
@@ -238,6 +243,9 @@ class SlidesPreprocessor(Preprocessor):
             elif cell.cell_type == "markdown":
                 cell.source = embed_images(cell.source, folder)
         cells = leave_out(list(nb.cells))
+        if fmt.is_lecture(nb):
+            nb.cells = self.lecture(nb, cells, name, words)
+            return nb, resources
         cells = self.exercises(cells, name, words)
         cells = self.figures(cells)
         cells = self.predictions(cells)
@@ -247,10 +255,63 @@ class SlidesPreprocessor(Preprocessor):
         nb.cells = cells
         return nb, resources
 
+    # -- an authored lecture -----------------------------------------------------------
+    def lecture(self, nb, cells, name, words):
+        """The deck as its author laid it out (tools/course_format.py, `lecture`): the slides
+        the cells' slide types make, each under its title with the section above it in small
+        type, an agenda in class minutes after the title slide; exercises as task cards with
+        their folded solutions, figures without their code, answers one step after their
+        question. Nothing is split or moved."""
+        slides = fmt.lecture(nb)
+        starts = {id(nb.cells[s.start]): s for s in slides[1:]}
+        cells = self.exercises(cells, name, words, solutions_apart=False)
+        for cell in cells:
+            if cell.cell_type == "code" and shown(cell) and not fmt.has(cell, "show-code") \
+                    and any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+                cell.metadata["transient"] = {"remove_source": True}
+        cells = self.predictions(cells)
+        out = []
+        for cell in cells:
+            if id(cell) in starts:
+                out.append(self._title(cell, starts[id(cell)]))
+            out.append(cell)
+        # the agenda follows the title slide
+        second = next((k for k, c in enumerate(out) if k and starts_slide(c)), len(out))
+        return out[:second] + self._agenda(nb, slides, words) + out[second:]
+
+    @staticmethod
+    def _title(cell, slide):
+        """The heading cell that opens `slide`: its section in small type, then its title. A
+        heading that opens the cell itself gives way to it (the notebook keeps it)."""
+        if cell.cell_type == "markdown" and HEADING.match(cell.source.lstrip()):
+            cell.source = HEADING.sub("", cell.source.lstrip(), count=1).lstrip("\n")
+        kicker = (f'<div class="minitf-kicker">\n\n{slide.section}\n\n</div>\n\n'
+                  if slide.section else "")
+        title = markdown(f"{kicker}## {fmt.slide_title(cell)}", slide_type(cell))
+        set_slide_type(cell, "-" if shown(cell) else slide_type(cell))
+        return title
+
+    @staticmethod
+    def _agenda(nb, slides, words):
+        """The plan after the title slide: each section's class minutes, from the notes."""
+        parts = {}
+        for slide in slides[1:]:
+            parts[slide.section] = parts.get(slide.section, 0) + slide.minutes(nb)
+        total = sum(s.minutes(nb) for s in slides)
+        items = []
+        for title, m in parts.items():
+            title = NUMBERED.sub(r"\1\\.", title) if title else "—"
+            items.append(f"- {title} · {round(m)} {words['minutes']}")
+        agenda = markdown(f"## {words['plan'].format(m=round(total))}\n\n" + "\n".join(items),
+                          "subslide")
+        notes = markdown(words["plan_notes"], "notes")
+        return [agenda, notes]
+
     # -- exercises ---------------------------------------------------------------------
-    def exercises(self, cells, name, words):
+    def exercises(self, cells, name, words, solutions_apart=True):
         """A task card after each exercise's heading cell, in place of its stub and checker;
-        its solution on a sub-slide of its own."""
+        its solution on a sub-slide of its own (or, in an authored lecture, folded where it
+        is)."""
         cards = {}
         for exercise in fmt.exercises({"cells": cells}):
             if exercise.checker is None or not exercise.stubs:
@@ -265,7 +326,8 @@ class SlidesPreprocessor(Preprocessor):
                     self._hide_keeping_start(cells[i])
                 else:
                     set_slide_type(cells[i], "skip")
-            if exercise.solution is not None and shown(cells[exercise.solution]):
+            if solutions_apart and exercise.solution is not None \
+                    and shown(cells[exercise.solution]):
                 set_slide_type(cells[exercise.solution], "subslide")
             cards[exercise.index] = markdown(words["card"].format(
                 nb=name[:2], ex=exercise.title, what=what, check=call,
