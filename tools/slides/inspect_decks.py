@@ -146,14 +146,18 @@ async () => {
 }
 """
 
-# With fragments on and none shown yet: how many answers to a prediction (cells with the role
-# `answer`, whose class nbconvert writes as celltag_answer) are already visible? None: no answer
-# on this slide.
+# With fragments on and none shown yet: how many answers to a prediction asked on this slide
+# (cells with the role `answer` after one with `prediction`, whose classes nbconvert writes as
+# celltag_answer and celltag_prediction) are already visible? None: no question here.
 _PREDICT_JS = r"""
 () => {
   const slide = Reveal.getCurrentSlide();
-  const answers = Array.from(slide.querySelectorAll(".celltag_answer"))
-                       .map(el => el.closest(".jp-Cell") || el);
+  const cell = el => el.closest(".jp-Cell") || el;
+  const question = slide.querySelector(".celltag_prediction");
+  if (!question) return null;
+  const asked = cell(question);
+  const answers = Array.from(slide.querySelectorAll(".celltag_answer")).map(cell)
+    .filter(c => asked.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
   if (!answers.length) return null;
   const hidden = el => el.closest(".fragment:not(.visible)") !== null;
   return answers.filter(c => c.checkVisibility() && !hidden(c) && c.innerText.trim()).length;
