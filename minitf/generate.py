@@ -12,6 +12,8 @@ the whole prefix each step. Both give the same tokens.
 Built in notebook 07.
 """
 
+import functools
+
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
@@ -68,17 +70,18 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     return memory, memory_mask
 
 
-def _next_logits(model, prefix, memory, memory_mask, cache):
-    """prefix (N, t+1) ids fed so far -> logits (N, V) for the token after them.
+def _next_logits(logits_of, prefix, cache, cached):
+    """prefix (N, t) ids fed so far -> logits (N, V) for the token after them.
 
-    With a cache only the newest token goes through the decoder, at position t. <pad> gets
-    -inf: it only ever fills the positions after <eos>, and it is never generated.
+    logits_of(ids, cache=, start=) gives the model's next-token logits (a Transformer's
+    decode with the memory, or a GPT's forward). With a cache only the ids after the `cached`
+    positions go through the model: the whole prompt at the first step, then the newest id.
+    <pad> gets -inf: it only ever fills the positions after <eos>, and it is never generated.
     """
     if cache is None:
-        logits = model.decode(prefix, memory, memory_mask)[:, -1]
+        logits = logits_of(prefix)[:, -1]
     else:
-        t = prefix.shape[1] - 1
-        logits = model.decode(prefix[:, t:], memory, memory_mask, cache=cache, start=t)[:, 0]
+        logits = logits_of(prefix[:, cached:], cache=cache, start=cached)[:, -1]
     logits[:, PAD_ID] = -np.inf
     return logits
 
@@ -86,24 +89,30 @@ def _next_logits(model, prefix, memory, memory_mask, cache):
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
     with no_grad(model):  # nothing is kept for a backward
-        return _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose)
+        memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
+        bos = np.full((memory.shape[0], 1), bos_id, dtype=np.int64)
+        decode = functools.partial(model.decode, memory=memory, memory_mask=memory_mask)
+        return _continue(decode, bos, max_len, eos_id, model.new_cache() if use_cache else None,
+                         choose)
 
 
-def _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose):
-    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
-    B = memory.shape[0]
-    cache = model.new_cache() if use_cache else None
-    ys = np.full((B, max_len + 1), PAD_ID, dtype=np.int64)  # <bos> + up to max_len tokens
-    ys[:, 0] = bos_id
+def _continue(logits_of, prompt, max_new, eos_id, cache, choose):
+    """prompt (B, L) ids -> (B, T) ids that follow it, T <= max_new; choose(logits (B, V))
+    picks each step's ids (B,). A row stops at eos_id (<pad> after it), the loop when every
+    row has. greedy_decode and sample share it."""
+    B, L = prompt.shape
+    ys = np.full((B, L + max_new), PAD_ID, dtype=np.int64)  # the prompt + up to max_new ids
+    ys[:, :L] = prompt
     done = np.zeros(B, dtype=bool)
-    for t in range(max_len):
-        tokens = choose(_next_logits(model, ys[:, :t + 1], memory, memory_mask, cache))
-        ys[:, t + 1] = np.where(done, PAD_ID, tokens)
+    for t in range(L, L + max_new):
+        cached = 0 if t == L else t - 1  # with a cache: the prompt at once, then one id a step
+        tokens = choose(_next_logits(logits_of, ys[:, :t], cache, cached))
+        ys[:, t] = np.where(done, PAD_ID, tokens)
         if eos_id is not None:
-            done |= ys[:, t + 1] == eos_id
+            done |= ys[:, t] == eos_id
             if done.all():
                 break
-    return ys[:, 1:t + 2].copy()  # (B, T)
+    return ys[:, L:t + 1].copy()  # (B, T)
 
 
 def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cache=True):
@@ -231,6 +240,7 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
 def _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache, return_all):
     memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache, copies=K)
     B = memory.shape[0] // K
+    decode = functools.partial(model.decode, memory=memory, memory_mask=memory_mask)
     cache = model.new_cache() if use_cache else None
     ys = np.full((B * K, max_len + 1), PAD_ID, dtype=np.int64)  # row b*K + k: beam k of source b
     ys[:, 0] = bos_id
@@ -239,7 +249,7 @@ def _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache, retur
     finished = [[] for _ in range(B)]  # per source: (ids, log p)
     width = np.full(B, K)  # how many hypotheses may still be extended
     for t in range(max_len):
-        logp = log_softmax(_next_logits(model, ys[:, :t + 1], memory, memory_mask, cache))
+        logp = log_softmax(_next_logits(decode, ys[:, :t + 1], cache, cached=t))
         V = logp.shape[-1]
         candidates = (scores[:, :, None] + logp.reshape(B, K, V)).reshape(B, K * V)
         best = np.argsort(-candidates, axis=-1, kind="stable")[:, :K]  # (B, K)
