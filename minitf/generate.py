@@ -9,6 +9,9 @@ T ≤ max_len: a row keeps its <eos> and is padded with <pad> = 0 after it.
 With `use_cache=True` the source is encoded once and the decoder is fed one token per step,
 reusing the keys and values of earlier steps (the KV cache); `use_cache=False` recomputes
 the whole prefix each step. Both give the same tokens.
+
+A decoder-only model (minitf.gpt) has no source: `greedy_continue` feeds it a prompt (with
+the cache, all at once) and returns what follows the prompt, by the same loop and rules.
 Built in notebook 07.
 """
 
@@ -17,6 +20,7 @@ import functools
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
+from .gpt import GPT
 from .model import Transformer
 from .module import as_rng, no_grad
 from .tokens import BOS_ID, EOS_ID, PAD_ID, pad
@@ -28,6 +32,7 @@ from .validation import (
     require_instance,
     require_int,
     require_real,
+    require_sequence,
     require_token_ids,
 )
 
@@ -99,7 +104,7 @@ def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
 def _continue(logits_of, prompt, max_new, eos_id, cache, choose):
     """prompt (B, L) ids -> (B, T) ids that follow it, T <= max_new; choose(logits (B, V))
     picks each step's ids (B,). A row stops at eos_id (<pad> after it), the loop when every
-    row has. greedy_decode and sample share it."""
+    row has. greedy_decode, sample and greedy_continue share it."""
     B, L = prompt.shape
     ys = np.full((B, L + max_new), PAD_ID, dtype=np.int64)  # the prompt + up to max_new ids
     ys[:, :L] = prompt
@@ -124,6 +129,56 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
     """
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache,
                         lambda logits: logits.argmax(axis=-1))
+
+
+def greedy_continue(model, prompt, *, max_new, eos_id=EOS_ID, use_cache=True):
+    """prompt (B, L) ids -> (B, T) ids that continue it, T ≤ max_new: a decoder-only model's
+    greedy generation, the most probable token at each step.
+
+    With the cache the prompt goes through the model once, then one new token a step. Rows
+    may be prompts of different lengths, each padded with <pad> after its end; prompts of
+    one length are continued together, so a row gets what it would get alone. The ids come
+    back without the prompt; a row stops at its eos_id (kept; <pad> after it), eos_id=None
+    never stops early. The longest prompt and max_new - 1 more positions must fit in the
+    model's max_len (the last new token is never fed).
+    Notebook 11 (no notebook yet: it is being written).
+    """
+    require_instance(model, GPT, "model")
+    prompt = require_sequence(prompt, "prompt", model.max_len)
+    require_token_ids(prompt, model.config.vocab_size, name="prompt")
+    max_new = require_int(max_new, "max_new", low=1)
+    if eos_id is not None:
+        require_int(eos_id, "eos_id", low=0, high=model.config.vocab_size - 1)
+    use_cache = require_bool(use_cache, "use_cache")
+    lengths = _prompt_lengths(prompt)
+    if lengths.max() + max_new - 1 > model.max_len:
+        raise ValueError(
+            f"a prompt of {lengths.max()} tokens and max_new={max_new} would feed positions "
+            f"0..{lengths.max() + max_new - 2}, but the model's positional table has "
+            f"{model.max_len} positions; use max_new <= {model.max_len - lengths.max() + 1}")
+    rows = [None] * len(prompt)
+    with no_grad(model):  # nothing is kept for a backward
+        for length in np.unique(lengths):
+            which = np.flatnonzero(lengths == length)
+            new = _continue(model, prompt[which, :length], max_new, eos_id,
+                            model.new_cache() if use_cache else None,
+                            lambda logits: logits.argmax(axis=-1))
+            for i, ids in zip(which, new):
+                rows[i] = ids
+    return pad(rows)
+
+
+def _prompt_lengths(prompt):
+    """prompt (B, L) ids -> (B,) the length of each row before its <pad> tail; a row that is
+    all <pad> or has <pad> inside it is refused."""
+    real = prompt != PAD_ID
+    lengths = real.sum(axis=1)  # (B,)
+    inside = real != (np.arange(prompt.shape[1]) < lengths[:, None])
+    for problem, bad in (("is all <pad>", lengths == 0),
+                         ("has <pad> inside it (pad only after the end)", inside.any(axis=1))):
+        if bad.any():
+            raise ValueError(f"prompt row {np.flatnonzero(bad)[0]} {problem}")
+    return lengths
 
 
 def top_k_mask(logits, k):

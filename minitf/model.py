@@ -64,8 +64,8 @@ def check_config(config, vocab_sizes, num_weights):
     >= 1, norm_first True or False, activation a known one, d_model a multiple of num_heads;
     and the model must fit in memory: about 4 bytes for each of `num_weights(config)`
     weights, their gradients and the positional tables, plus the layers' objects (absurd
-    sizes are refused quickly). TransformerConfig checks itself with it (and any
-    model's config can); no notebook calls it by name."""
+    sizes are refused quickly). TransformerConfig and GPTConfig check themselves with it;
+    no notebook calls it by name."""
     sizes = (*vocab_sizes, *_LAYER_SIZES)
     require_sizes(**{name: getattr(config, name) for name in sizes})
     require_bool(config.norm_first, "norm_first")
@@ -87,7 +87,7 @@ def decoder_mask(tokens, cached=False, start=0):
     Without a cache: causal and blind to padding, (B, 1, L, L). With one (`cached`, during
     generation, which never feeds <pad>): the new positions see every cached one and the new
     ones up to themselves, (L, start + L); None for a single new token, which sees them all.
-    Transformer.decode uses it; no notebook calls it by name.
+    Transformer.decode and GPT.forward use it; no notebook calls it by name.
     """
     tokens = require_token_ids(tokens, name="tokens", ndim=2)
     cached, start = require_bool(cached, "cached"), require_int(start, "start", low=0)

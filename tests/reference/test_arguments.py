@@ -26,6 +26,7 @@ from minitf import (
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.figures import cost
+from minitf.gpt import GPT, GPTConfig
 from minitf.model import Transformer, decoder_mask
 from minitf.module import ModuleList, as_rng
 from minitf.tasks import referent
@@ -48,6 +49,12 @@ def tiny_referent_model():
     return referent.ReferentModel(d_model=8, num_heads=2, num_layers=1, d_ff=16, rng=0)
 
 
+def tiny_gpt():
+    return GPT(48, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16, rng=0)
+
+
+SEQUENCE_TOKENS = np.array([[1, 16, 4, 35, 36], [1, 8, 25, 9, 4]])  # any ids below 48
+PROMPTS = np.array([[1, 16, 4, 0, 0], [1, 8, 25, 9, 4]])
 REFERENT_EXAMPLES = referent.sample(0, 2)
 REFERENT_BATCH = referent.make_batch(REFERENT_EXAMPLES)
 
@@ -206,8 +213,16 @@ CALLS = {
                                                      clip_norm=1.0, seed=0, log_every=1,
                                                      verbose=False)),
     "pad_tokens": (tokens.pad, dict(sequences=[[1, 2], [3]], pad_id=0)),
-    "decoder_mask": (decoder_mask, dict(tokens=tasks.make_batch([12, 305])[1], cached=True,
-                                        start=2)),
+    "decoder_mask": (decoder_mask, dict(tokens=SEQUENCE_TOKENS, cached=True, start=2)),
+    "GPTConfig": (GPTConfig, dict(vocab_size=48, d_model=8, num_heads=2, num_layers=1, d_ff=16,
+                                  max_len=16, norm_first=False, activation="relu")),
+    "GPT": (GPT, dict(vocab_size=48, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
+                      norm_first=True, activation="relu", dtype=np.float32, rng=0)),
+    "GPT.forward": (lambda tokens, start: tiny_gpt().forward(tokens, start=start),
+                    dict(tokens=SEQUENCE_TOKENS, start=0)),
+    "GPT.from_config": (lambda config: GPT.from_config(config), dict(config=GPTConfig(48))),
+    "greedy_continue": (generate.greedy_continue, dict(model=tiny_gpt(), prompt=PROMPTS,
+                                                       max_new=4, eos_id=2, use_cache=True)),
 }
 
 
