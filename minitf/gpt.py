@@ -28,7 +28,8 @@ from .validation import require_float_dtype, require_instance, require_sequence,
 @dataclasses.dataclass(frozen=True)
 class GPTConfig:
     """Everything that fixes a GPT's shape: the constructor's arguments, in one place; the
-    defaults are stated here only. `GPT.from_config` builds from it. No notebook yet names it."""
+    defaults are stated here only. `GPT.from_config` builds from it. No notebook yet names it
+    (notebook 11 will build its model from the task's config, tasks.sequence.GPT_CONFIG)."""
 
     vocab_size: int
     d_model: int = 64

@@ -29,7 +29,7 @@ from minitf.figures import cost
 from minitf.gpt import GPT, GPTConfig
 from minitf.model import Transformer, decoder_mask
 from minitf.module import ModuleList, as_rng
-from minitf.tasks import referent
+from minitf.tasks import referent, sequence
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
@@ -50,11 +50,12 @@ def tiny_referent_model():
 
 
 def tiny_gpt():
-    return GPT(48, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16, rng=0)
+    return GPT(len(sequence.VOCAB), d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
+               rng=0)
 
 
-SEQUENCE_TOKENS = np.array([[1, 16, 4, 35, 36], [1, 8, 25, 9, 4]])  # any ids below 48
-PROMPTS = np.array([[1, 16, 4, 0, 0], [1, 8, 25, 9, 4]])
+SEQUENCE_TOKENS = sequence.make_batch([12, 305])[0]
+PROMPTS = tasks.pad([sequence.prompt_ids("twelve"), sequence.prompt_ids("three hundred five")])
 REFERENT_EXAMPLES = referent.sample(0, 2)
 REFERENT_BATCH = referent.make_batch(REFERENT_EXAMPLES)
 
@@ -223,6 +224,19 @@ CALLS = {
     "GPT.from_config": (lambda config: GPT.from_config(config), dict(config=GPTConfig(48))),
     "greedy_continue": (generate.greedy_continue, dict(model=tiny_gpt(), prompt=PROMPTS,
                                                        max_new=4, eos_id=2, use_cache=True)),
+    "draw_probabilities": (tasks.numbers.draw_probabilities, dict(numbers=[1, 2, 30],
+                                                                  by_shape=0.5)),
+    "prompt_ids": (sequence.prompt_ids, dict(text="one thousand five")),
+    "sequence_ids": (sequence.sequence_ids, dict(n=1005)),
+    "make_batch_sequence": (sequence.make_batch, dict(numbers=[1, 2])),
+    "decode_answer": (sequence.decode_answer, dict(ids=np.array([38, 39, 2]))),
+    "exact_match_sequence": (sequence.exact_match, dict(model=tiny_gpt(), numbers=[1, 2],
+                                                        batch_size=2)),
+    "SequenceTask": (sequence.SequenceTask, dict(train_numbers=[1, 2, 30], test_numbers=[4, 5],
+                                                 by_shape=0.5, eval_size=2, rng=0)),
+    "train_sequence": (train.train, dict(
+        model=tiny_gpt(), task=sequence.SequenceTask([1, 2, 30], [4, 5], eval_size=2),
+        steps=1, batch_size=2, rng=0, log_every=1, max_seconds=None)),
 }
 
 
@@ -279,9 +293,9 @@ def test_every_public_callable_is_listed():
                  "encode_source", "encode_target", "decode_source", "load_translator",
                  "translate", "Example", "report_line", "save_translator", "no_grad",
                  "ReferentTask", "save_checkpoint", "load_checkpoint", "main",
-                 # called by the configs' own checks, with names and a function of the
-                 # package's own, never a learner's
-                 "check_config"}
+                 # called by the configs' own checks and the task's functions, with names
+                 # and functions of the package's own, never a learner's
+                 "check_config", "require_numbers"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
