@@ -127,9 +127,9 @@ class SequenceTask:
         return exact_match(model, self.test_numbers if final else self.eval_numbers)
 
 
-# The model and its run in notebook 11, measured: the translator's width
-# (TRANSLATOR_CONFIG) in one stack of two blocks, and notebook 08's run with twice its
-# learning rate. In float64 on one core, seeds 0–4: exact on 99% of the 2000
+# The model and its run in notebook 11, as benchmarks/decoder_only.py measures them: the
+# translator's width (TRANSLATOR_CONFIG) in one stack of two blocks, and notebook 08's run
+# with twice its learning rate. In float64 on one core, seeds 0–4: exact on 99% of the 2000
 # held-out numbers after 70–90 steps (about 2 s of training), on 99.90–99.95% after the 150
 # (3–5 s).
 GPT_CONFIG = GPTConfig(len(VOCAB), d_model=64, num_heads=4, num_layers=2, d_ff=128,
