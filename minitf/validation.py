@@ -129,6 +129,33 @@ def require_token_ids(tokens, vocab_size=None, name="tokens", *, ndim=None):
     return tokens
 
 
+def require_sequence(tokens, name, max_len, start=0):
+    """Token ids of shape (B, L) with at least one position, fed at positions start..start+L-1
+    of a model whose positional table has `max_len` positions."""
+    tokens = require_token_ids(tokens, name=name, ndim=2)
+    if tokens.shape[1] == 0:
+        raise ValueError(f"{name} has no positions (shape {tokens.shape}): a sequence needs "
+                         "at least one token")
+    if start + tokens.shape[1] > max_len:
+        raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
+                         f"max_len={max_len}")
+    return tokens
+
+
+def require_start(start, cache, layers):
+    """`start`, the position of the first token fed: an int >= 0 and, with a model's KV
+    cache (a list of `layers` dicts), the number of positions the cache holds."""
+    start = require_int(start, "start", low=0)
+    if cache is None:
+        return start
+    cached = require_cache(cache, layers=layers)[0].get("self_attn", {})
+    held = cached["k"].shape[2] if "k" in cached else 0
+    if start != held:
+        raise ValueError(f"start={start}, but the cache holds {held} positions: the new "
+                         f"tokens start at position {held}")
+    return start
+
+
 def require_fits(nbytes, what, **args):
     """Refuse, before it is allocated, what would need more memory than this machine has:
     `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the arguments `args`, which the

@@ -3,8 +3,10 @@
 - `numbers`: English number words -> Chinese numerals for 0..9999, the running task
   (notebooks 00, 05–08); its names are importable from `minitf.tasks` directly.
 - `referent`: what "it" refers to in the notes' sentence, learned by an encoder (notebook 09).
+- `sequence`: the number task as one sequence, `<bos> words <sep> 汉字 <eos>`, for a
+  decoder-only model (minitf.gpt).
 
-Both build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
+All three build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
 """
 
 from ..tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad

@@ -329,14 +329,38 @@ def number_shape(n):
     return digits + (" teen" if 10 <= n < 20 else "")
 
 
+def require_numbers(numbers, name):
+    """`numbers` as a non-empty 1-D int64 array of numbers in 0..9999; anything else is a
+    ValueError naming `name`. The task's functions check their numbers with it; no notebook
+    calls it by name."""
+    numbers = require_int_array(numbers, name)
+    if numbers.ndim != 1 or numbers.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
+                         f"{numbers.shape}: the task needs at least one number")
+    if numbers.min() < 0 or numbers.max() > MAX_NUMBER:
+        bad = numbers.min() if numbers.min() < 0 else numbers.max()
+        raise ValueError(f"{name} must hold numbers in 0..{MAX_NUMBER}, got {bad}")
+    return numbers
+
+
+def draw_probabilities(numbers, by_shape):
+    """numbers (N,) -> (N,) the probability of drawing each into a training batch: a share
+    `by_shape` of the draws picks a shape (number_shape) uniformly, then a number of that
+    shape; the rest are uniform. NumberTask and tasks.sequence.SequenceTask draw with it;
+    no notebook calls it by name."""
+    numbers = require_numbers(numbers, "numbers")
+    by_shape = require_real(by_shape, "by_shape", 0, 1)
+    shapes = [number_shape(n) for n in numbers.tolist()]
+    _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
+    return ((1 - by_shape) / len(shapes)
+            + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
+
+
 def exact_match(model, numbers, batch_size=500, beam_size=1):
     """Fraction of `numbers` whose greedy (or beam) translation equals chinese(n).
     NumberTask.evaluate uses it; no notebook calls it by name."""
-    numbers = require_int_array(numbers, "numbers")
+    numbers = require_numbers(numbers, "numbers")
     batch_size = require_int(batch_size, "batch_size", low=1)
-    if numbers.ndim != 1 or numbers.size == 0:
-        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
-                         f"{numbers.shape}: an accuracy over no numbers means nothing")
     correct = 0
     for i in range(0, len(numbers), batch_size):
         chunk = numbers[i:i + batch_size]
@@ -363,21 +387,13 @@ class NumberTask:
     def __init__(self, train_numbers, test_numbers, *, by_shape=0.5, eval_size=500, rng=0):
         by_shape = require_real(by_shape, "by_shape", 0, 1)
         eval_size = require_int(eval_size, "eval_size", low=1)
-        train_numbers = require_int_array(train_numbers, "train_numbers")
-        self.test_numbers = require_int_array(test_numbers, "test_numbers")
-        for name, numbers in (("train_numbers", train_numbers),
-                              ("test_numbers", self.test_numbers)):
-            if numbers.ndim != 1 or numbers.size == 0:
-                raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
-                                 f"{numbers.shape}")
+        train_numbers = require_numbers(train_numbers, "train_numbers")
+        self.test_numbers = require_numbers(test_numbers, "test_numbers")
         self.eval_numbers = as_rng(rng).permutation(self.test_numbers)[:eval_size]
         self.src, self.tgt_in, self.tgt_out = make_batch(train_numbers)
         self.src_len = (self.src != PAD_ID).sum(axis=1)
         self.tgt_len = (self.tgt_out != PAD_ID).sum(axis=1)
-        shapes = [number_shape(n) for n in np.asarray(train_numbers).tolist()]
-        _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
-        self.p = ((1 - by_shape) / len(shapes)
-                  + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
+        self.p = draw_probabilities(train_numbers, by_shape)
 
     def sample(self, rng, batch_size):
         rows = rng.choice(len(self.src), size=batch_size, p=self.p)

@@ -26,9 +26,10 @@ from minitf import (
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.figures import cost
-from minitf.model import Transformer
+from minitf.gpt import GPT, GPTConfig
+from minitf.model import Transformer, decoder_mask
 from minitf.module import ModuleList, as_rng
-from minitf.tasks import referent
+from minitf.tasks import referent, sequence
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
@@ -48,6 +49,13 @@ def tiny_referent_model():
     return referent.ReferentModel(d_model=8, num_heads=2, num_layers=1, d_ff=16, rng=0)
 
 
+def tiny_gpt():
+    return GPT(len(sequence.VOCAB), d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
+               rng=0)
+
+
+SEQUENCE_TOKENS = sequence.make_batch([12, 305])[0]
+PROMPTS = tasks.pad([sequence.prompt_ids("twelve"), sequence.prompt_ids("three hundred five")])
 REFERENT_EXAMPLES = referent.sample(0, 2)
 REFERENT_BATCH = referent.make_batch(REFERENT_EXAMPLES)
 
@@ -206,6 +214,29 @@ CALLS = {
                                                      clip_norm=1.0, seed=0, log_every=1,
                                                      verbose=False)),
     "pad_tokens": (tokens.pad, dict(sequences=[[1, 2], [3]], pad_id=0)),
+    "decoder_mask": (decoder_mask, dict(tokens=SEQUENCE_TOKENS, cached=True, start=2)),
+    "GPTConfig": (GPTConfig, dict(vocab_size=48, d_model=8, num_heads=2, num_layers=1, d_ff=16,
+                                  max_len=16, norm_first=False, activation="relu")),
+    "GPT": (GPT, dict(vocab_size=48, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
+                      norm_first=True, activation="relu", dtype=np.float32, rng=0)),
+    "GPT.forward": (lambda tokens, start: tiny_gpt().forward(tokens, start=start),
+                    dict(tokens=SEQUENCE_TOKENS, start=0)),
+    "GPT.from_config": (lambda config: GPT.from_config(config), dict(config=GPTConfig(48))),
+    "greedy_continue": (generate.greedy_continue, dict(model=tiny_gpt(), prompt=PROMPTS,
+                                                       max_new=4, eos_id=2, use_cache=True)),
+    "draw_probabilities": (tasks.numbers.draw_probabilities, dict(numbers=[1, 2, 30],
+                                                                  by_shape=0.5)),
+    "prompt_ids": (sequence.prompt_ids, dict(text="one thousand five")),
+    "sequence_ids": (sequence.sequence_ids, dict(n=1005)),
+    "make_batch_sequence": (sequence.make_batch, dict(numbers=[1, 2])),
+    "decode_answer": (sequence.decode_answer, dict(ids=np.array([38, 39, 2]))),
+    "exact_match_sequence": (sequence.exact_match, dict(model=tiny_gpt(), numbers=[1, 2],
+                                                        batch_size=2)),
+    "SequenceTask": (sequence.SequenceTask, dict(train_numbers=[1, 2, 30], test_numbers=[4, 5],
+                                                 by_shape=0.5, eval_size=2, rng=0)),
+    "train_sequence": (train.train, dict(
+        model=tiny_gpt(), task=sequence.SequenceTask([1, 2, 30], [4, 5], eval_size=2),
+        steps=1, batch_size=2, rng=0, log_every=1, max_seconds=None)),
 }
 
 
@@ -261,7 +292,10 @@ def test_every_public_callable_is_listed():
                  "plot_matrix", "attention_heatmap", "TransformerConfig", "Module",
                  "encode_source", "encode_target", "decode_source", "load_translator",
                  "translate", "Example", "report_line", "save_translator", "no_grad",
-                 "ReferentTask", "save_checkpoint", "load_checkpoint", "main"}
+                 "ReferentTask", "save_checkpoint", "load_checkpoint", "main",
+                 # called by the configs' own checks and the task's functions, with names
+                 # and functions of the package's own, never a learner's
+                 "check_config", "require_numbers"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",

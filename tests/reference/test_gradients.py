@@ -6,6 +6,7 @@ import pytest
 from minitf.attention import causal_mask, padding_mask
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
+from minitf.gpt import GPT
 from minitf.gradcheck import check_module, numerical_gradient, relative_error
 from minitf.layers import Embedding, FeedForward, LayerNorm, Linear
 from minitf.model import Transformer
@@ -104,6 +105,20 @@ def test_whole_transformer(norm_first):
     src = np.array([[4, 5, 6, 2, 0], [7, 8, 4, 5, 2]])
     tgt_in = np.array([[1, 4, 5, 0], [1, 6, 7, 3]])
     errors = check_module(model, [], forward=lambda: model(src, tgt_in), max_entries=8)
+    assert len(errors) == len(model.state_dict())
+    assert_all_close(errors)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_only_block_and_whole_gpt(norm_first):
+    # a GPT block is an encoder layer under the causal mask (and padding after a row's end)
+    tokens = np.array([[1, 4, 5, 6, 7], [1, 8, 4, 0, 0]])
+    mask = causal_mask(5) & padding_mask(tokens)
+    block = EncoderLayer(8, 2, 12, norm_first, rng=13, **F64)
+    assert_all_close(check_module(block, [randn(2, 5, 8)], forward=lambda x: block(x, mask)))
+    model = GPT(9, d_model=8, num_heads=2, num_layers=2, d_ff=12, max_len=10,
+                norm_first=norm_first, rng=14, **F64)
+    errors = check_module(model, [], forward=lambda: model(tokens), max_entries=8)
     assert len(errors) == len(model.state_dict())
     assert_all_close(errors)
 
