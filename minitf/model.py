@@ -44,10 +44,12 @@ class TransformerConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        require_sizes(**{name: getattr(self, name) for name in (
-            "src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
-            "max_len")})
-        require_bool(self.norm_first, "norm_first")
+        names = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_layers",
+                 "d_ff", "max_len")
+        sizes = require_sizes(**{name: getattr(self, name) for name in names})
+        for name, size in zip(names, sizes):  # Python ints, even from numpy ints: JSON, no wrap
+            object.__setattr__(self, name, size)
+        object.__setattr__(self, "norm_first", require_bool(self.norm_first, "norm_first"))
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
                              f"got {self.activation!r}")
@@ -62,12 +64,15 @@ _SIZES = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_layers", "d_ff", "
 _LAYER_BYTES = 1 << 15  # the Python objects of an encoder and a decoder layer, measured: 30 KiB
 
 
-def _bytes_to_build(c):
-    """About what a model of config `c` holds in float32: its weight arrays, their gradients
-    and the two positional tables, plus the layers' objects. Refuses absurd sizes quickly."""
+def _bytes_to_build(c, itemsize=4):
+    """About what a model of config `c` holds with weights of `itemsize` bytes (4: float32):
+    its weight arrays, their gradients and the two positional tables, plus the layers'
+    objects and the float64 draw of the largest table. Refuses absurd sizes quickly."""
     weights = ((c.src_vocab_size + 2 * c.tgt_vocab_size) * c.d_model
                + c.num_layers * (12 * c.d_model ** 2 + 4 * c.d_model * c.d_ff))
-    return 4 * (2 * weights + 2 * c.max_len * c.d_model) + c.num_layers * _LAYER_BYTES
+    largest = max(c.src_vocab_size, c.tgt_vocab_size, c.d_ff, c.d_model) * c.d_model
+    return (itemsize * (2 * weights + 2 * c.max_len * c.d_model) + 8 * largest
+            + c.num_layers * _LAYER_BYTES)
 
 
 class Transformer(Module):
@@ -84,6 +89,8 @@ class Transformer(Module):
         self.config = c = TransformerConfig(src_vocab_size, tgt_vocab_size, *shape,
                                             **shape_by_name)
         self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
+        require_fits(_bytes_to_build(c, self.dtype.itemsize), f"the model's {self.dtype} weights "
+                     "and layers", **{name: getattr(c, name) for name in _SIZES})
         rng = as_rng(rng)
         layer_args = (c.num_layers, c.d_model, c.num_heads, c.d_ff, c.norm_first, c.activation)
         self.src_embed = EmbeddingWithPositions(c.src_vocab_size, c.d_model, c.max_len,
