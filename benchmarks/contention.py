@@ -76,8 +76,9 @@ def main():
     q, k, v = random_qkv(L, 64, (8, 8))
     mask = causal_mask(L)
     fns = [lambda: blocked_attention(q, k, v, mask), lambda: torch_fn(q, k, v)]
+    where = "pinned to the last core" if args.pin else "unpinned"
     print(f"B=8, H=8, L={L}, d=64, float32, causal; {args.rounds} rounds x {args.runs} calls "
-          f"in turns per condition; competitor {'pinned to the last core' if args.pin else 'unpinned'}")
+          f"in turns per condition; competitor {where}")
     results = {"quiet": ([], []), "busy core": ([], [])}
     for _ in range(args.rounds):
         for condition, (ours, theirs) in results.items():
