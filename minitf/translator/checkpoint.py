@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 import zipfile
 import zlib
 from pathlib import Path
@@ -33,6 +34,7 @@ MAX_POSITIONS = 1 << 16  # a larger positional table in a config is refused, not
 MAX_TEXT = 1 << 20  # characters of the config or the metadata
 MAX_TOKENS = 1 << 20  # tokens of a stored vocabulary, the special ones included
 TEMP_PREFIX = ".minitf-"  # a save writes `.minitf-XXXXXXXX.tmp` beside the file, then renames
+STALE_AFTER = 24 * 3600  # seconds: an older temporary file was left by a killed save
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
@@ -135,6 +137,19 @@ def _write_atomically(path, arrays):
     except BaseException:
         os.unlink(tmp)
         raise
+    _remove_stale_temporaries(path.parent)
+
+
+def _remove_stale_temporaries(folder):
+    """Delete the `.minitf-*.tmp` files in `folder` older than STALE_AFTER: each is what a
+    save killed mid-write (SIGKILL, a power cut) left; a save in progress is seconds old."""
+    for tmp in folder.glob(TEMP_PREFIX + "*.tmp"):
+        try:
+            info = tmp.lstat()
+            if stat.S_ISREG(info.st_mode) and time.time() - info.st_mtime > STALE_AFTER:
+                tmp.unlink()
+        except OSError:  # gone already, or not ours to delete: leave it
+            pass
 
 
 def _naming(error, path):

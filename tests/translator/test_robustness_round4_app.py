@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -87,6 +88,16 @@ def test_cli_train_refuses_a_non_regular_out_before_training(tmp_path):
             refusal = f"--out {str(path)!r:.60} is a folder; give a file name"
         assert result.stderr.startswith(refusal.replace("…", "")[:59])
         assert kinds(path) == before
+
+
+def test_a_save_removes_what_killed_saves_left(tmp_path):
+    old, fresh = tmp_path / ".minitf-abcd1234.tmp", tmp_path / ".minitf-efgh5678.tmp"
+    for leftover in (old, fresh):
+        leftover.write_bytes(b"partial")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    save_checkpoint(tmp_path / "m.npz", new_model(0, **TINY))
+    assert not old.exists() and fresh.exists()  # a fresh one may be another save's
 
 
 # P2: the model load_translator gives is the caller's own; the cache sees every rewrite
