@@ -34,9 +34,9 @@ thread, torch 2.13 on one thread, 2026-12-02; a shared machine, so ranges):
 | B=8, H=8, L=512, d=64, causal | median 94–131 ms (1.23–1.45× torch's time) | best 71–76 ms |
 
 Both functions run BLAS on one thread unless `blas_threads(n)` chose otherwise: with another
-process spinning on one of the 2 cores, OpenBLAS's default 2 threads made the causal case
-above 10-24 times slower (0.65-2.9 s) and one thread 1.6-1.9× torch's time
-(`benchmarks/contention.py`; `threads.py` has the figures).
+process spinning on one of the 2 cores, the causal case above took 2.0–37× torch's time on
+OpenBLAS's default 2 threads and takes 0.93–1.21× on one (`benchmarks/contention.py`;
+`threads.py` says why).
 
 What is left of the gap to torch's fused kernel is numpy's float32 exp (about 2 ns a number
 here) and writing the full weight matrix, which the API returns because the course draws it.

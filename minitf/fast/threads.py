@@ -2,12 +2,13 @@
 
 The fast attention and a training step are many small matrix products. OpenBLAS splits
 each one over its threads and waits for all of them, so when another process holds one of
-the cores (a browser, a second notebook) every product waits for a time slice: measured on
-a 2-core machine with one core busy, `blocked_attention` at B=8, H=8, L=512, causal took
-2.9 s on OpenBLAS's default 2 threads and 0.30 s on one, against 0.19 s for torch (see
-benchmarks/contention.py). On a quiet machine one thread costs nothing at these sizes
-(0.12 s either way then). So both run on one BLAS thread unless the caller chooses more
-with `blas_threads(n)` (the command line's --threads does).
+the cores (a browser, a second notebook) every product waits for a time slice. Measured by
+benchmarks/contention.py (AMD EPYC, 2 cores shared with other work, load average 3-5,
+2026-12-04; `blocked_attention` at B=8, H=8, L=512, causal, against torch's SDPA on its
+own 2 threads, medians of 21 runs in turns): with a spinning competitor on one core,
+2.0-37× torch's time on OpenBLAS's 2 threads, 0.93-1.21× on one; without it, 1.1-13.6×
+and 0.89-1.52×. So both run on one BLAS thread unless the caller chooses more with
+`blas_threads(n)` (the command line's --threads does).
 
 threadpoolctl changes the thread count of the BLAS numpy loaded, for the whole process, and
 restores it afterwards. Another thread count may change the last bits of a float32 sum, as
