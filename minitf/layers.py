@@ -125,8 +125,8 @@ class LayerNorm(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.eps = require_real(eps, "eps", low=0, low_open=True)
         dtype = require_float_dtype(dtype)
-        require_fits(4 * dtype.itemsize * d_model, "gamma, beta and their gradients",
-                     d_model=d_model)
+        require_fits(4 * dtype.itemsize * self.d_model, "gamma, beta and their gradients",
+                     d_model=self.d_model)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 

@@ -16,7 +16,7 @@ from minitf.encoder import Encoder
 from minitf.fast import blas_threads, blocked_attention, chunked_attention
 from minitf.fast.threads import DEFAULT_THREADS, chosen_threads
 from minitf.generate import greedy_decode, sample
-from minitf.layers import Embedding, FeedForward, Linear, glorot_uniform
+from minitf.layers import Embedding, FeedForward, LayerNorm, Linear, glorot_uniform
 from minitf.model import Transformer, TransformerConfig
 from minitf.positional import (
     EmbeddingWithPositions,
@@ -76,6 +76,7 @@ def test_train_refuses_a_batch_that_cannot_fit_before_a_step(batch_size):
     (lambda n: LearnedPositionalEmbedding(n, n), "max_len=4294967296, d_model=4294967296"),
     (lambda n: EmbeddingWithPositions(n, n, 4), "vocab_size=4294967296, d_model=4294967296"),
     (lambda n: SinusoidalPositionalEncoding(n, n), "max_len=4294967296, d_model=4294967296"),
+    (lambda n: LayerNorm(np.int64(2**61)), "d_model=2305843009213693952"),
 ])
 def test_numpy_int_sizes_do_not_wrap(build, named):
     with warnings.catch_warnings():
