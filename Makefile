@@ -104,10 +104,13 @@ slides: $(STAMP)
 
 # Measured figures (time, speed-ups, peak memory); never part of `make test`. With PyTorch
 # installed in .venv the scripts also print the ratio to it (torch is never a dependency).
+# contention.py measures with the threads BLAS and torch choose, as in a learner's session.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/kv_cache.py
 	$(BIN)/python benchmarks/train_step.py
+	env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS -u MKL_NUM_THREADS \
+		$(BIN)/python benchmarks/contention.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -66,6 +66,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     Built in notebook 01 §3–6 (one query) and notebook 02 §1 (the matrix form).
     """
     q, k, v, mask = _validate_attention_inputs(q, k, v, mask)
+    _require_scores_fit(q, k, v)
     d_k = q.shape[-1]
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.dtype.type(d_k))  # (..., L_q, L_k)
     if mask is not None:
@@ -113,6 +114,13 @@ def _row_max(x, axis, name):
     if np.isnan(row_max).any() or np.isposinf(row_max).any():
         raise ValueError(f"{name} contains NaN or +inf")
     return np.where(np.isneginf(row_max), 0, row_max)
+
+
+def _require_scores_fit(q, k, v):
+    """The scores, their exp and the weights (three arrays of the scores' shape) fit."""
+    scores = _scores_shape(q, k, v)
+    require_fits(3 * q.dtype.itemsize * int(np.prod(scores, dtype=object)),
+                 f"the attention scores {scores}", q=q.shape, k=k.shape, v=v.shape)
 
 
 def _validate_log_softmax_input(x):

@@ -242,7 +242,13 @@ def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=
 
     def choose(logits):
         shifted = logits - logits.max(axis=-1, keepdims=True)  # a tiny temperature cannot overflow
-        scaled = shifted / logits.dtype.type(temperature)
+        info = np.finfo(logits.dtype)
+        if float(info.tiny) <= temperature <= float(info.max):
+            t = logits.dtype.type(temperature)
+        else:  # 1e-300 or 1e39 on a float32 model: divide in float64
+            shifted, t = shifted.astype(np.float64), temperature
+        with np.errstate(over="ignore"):  # a score far below the best: -inf, probability 0
+            scaled = shifted / t
         if top_k is not None:
             scaled = np.where(top_k_mask(scaled, top_k), scaled, -np.inf)
         probs = softmax(scaled)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .encoder import Encoder
 from .layers import Linear
-from .model import check_config, decoder_mask
+from .model import check_config, decoder_mask, require_model_fits
 from .module import Module, as_rng
 from .positional import EmbeddingWithPositions
 from .validation import require_float_dtype, require_instance, require_sequence, require_start
@@ -65,6 +65,7 @@ class GPT(Module):
         super().__init__()
         self.config = c = GPTConfig(vocab_size, *shape, **shape_by_name)
         self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
+        require_model_fits(c, ("vocab_size",), _num_weights, self.dtype)
         rng = as_rng(rng)
         self.embed = EmbeddingWithPositions(c.vocab_size, c.d_model, c.max_len,
                                             dtype=dtype, rng=rng)

@@ -25,6 +25,8 @@ def glorot_uniform(rng, d_in, d_out, dtype):
     rng = require_instance(rng, np.random.Generator, "rng")
     d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
     dtype = require_float_dtype(dtype)
+    require_fits((8 + dtype.itemsize) * d_in * d_out, "a (d_in, d_out) matrix drawn in float64",
+                 d_in=d_in, d_out=d_out)
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
@@ -41,6 +43,12 @@ def _matmul_rows(x, W):
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[-1])
 
 
+def _peak_bytes(entries, dtype):
+    """The most memory a layer's `entries` weights take while it is built: the weights and
+    their gradients in `dtype`, and one float64 draw of them. Python ints: no wraparound."""
+    return (8 + 2 * require_float_dtype(dtype).itemsize) * int(entries)
+
+
 class Linear(Module):
     """y = x W + b; x (..., d_in) -> y (..., d_out).
     Notebook 03 (the projections W^Q, W^K, W^V, W^O); its backward in notebook 08 §3."""
@@ -49,7 +57,8 @@ class Linear(Module):
         super().__init__()
         self.d_in = require_int(d_in, "d_in", low=1)
         self.d_out = require_int(d_out, "d_out", low=1)
-        require_fits(8 * d_in * d_out, "a (d_in, d_out) float64 matrix", d_in=d_in, d_out=d_out)
+        require_fits(_peak_bytes(self.d_in * self.d_out, dtype), "a (d_in, d_out) matrix, its "
+                     "gradient and its float64 draw", d_in=self.d_in, d_out=self.d_out)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
@@ -78,8 +87,9 @@ class Embedding(Module):
         super().__init__()
         self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
         self.d_model = require_int(d_model, "d_model", low=1)
-        require_fits(8 * vocab_size * d_model, "a (vocab_size, d_model) float64 table",
-                     vocab_size=vocab_size, d_model=d_model)
+        require_fits(_peak_bytes(self.vocab_size * self.d_model, dtype), "a (vocab_size, "
+                     "d_model) table, its gradient and its float64 draw",
+                     vocab_size=self.vocab_size, d_model=self.d_model)
         dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
@@ -115,8 +125,8 @@ class LayerNorm(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.eps = require_real(eps, "eps", low=0, low_open=True)
         dtype = require_float_dtype(dtype)
-        require_fits(4 * dtype.itemsize * d_model, "gamma, beta and their gradients",
-                     d_model=d_model)
+        require_fits(4 * dtype.itemsize * self.d_model, "gamma, beta and their gradients",
+                     d_model=self.d_model)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
@@ -229,8 +239,8 @@ class FeedForward(Module):
         rng = as_rng(rng)
         self.d_model = require_int(d_model, "d_model", low=1)
         self.d_ff = require_int(d_ff, "d_ff", low=1)
-        require_fits(16 * d_model * d_ff, "two (d_model, d_ff) float64 matrices",
-                     d_model=d_model, d_ff=d_ff)
+        require_fits(_peak_bytes(2 * self.d_model * self.d_ff, dtype), "two (d_model, d_ff) "
+                     "matrices and their gradients", d_model=self.d_model, d_ff=self.d_ff)
         self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))

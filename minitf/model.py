@@ -67,17 +67,28 @@ def check_config(config, vocab_sizes, num_weights):
     sizes are refused quickly). TransformerConfig and GPTConfig check themselves with it;
     no notebook calls it by name."""
     sizes = (*vocab_sizes, *_LAYER_SIZES)
-    require_sizes(**{name: getattr(config, name) for name in sizes})
-    require_bool(config.norm_first, "norm_first")
+    for name, size in zip(sizes, require_sizes(**{n: getattr(config, n) for n in sizes})):
+        object.__setattr__(config, name, size)  # Python ints, even from numpy's: JSON, no wrap
+    object.__setattr__(config, "norm_first", require_bool(config.norm_first, "norm_first"))
     if config.activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
                          f"got {config.activation!r}")
     if config.d_model % config.num_heads:
         raise ValueError(f"d_model={config.d_model} is not divisible by "
                          f"num_heads={config.num_heads}")
-    nbytes = (4 * (2 * num_weights(config) + 2 * config.max_len * config.d_model)
-              + config.num_layers * _LAYER_BYTES)
-    require_fits(nbytes, "the model's weights and layers",
+    require_model_fits(config, vocab_sizes, num_weights)
+
+
+def require_model_fits(config, vocab_sizes, num_weights, dtype=np.float32):
+    """Refuses a model too large to build: its `num_weights(config)` weights of `dtype` and
+    their gradients, the two positional tables, the float64 draw of its largest table and
+    the layers' Python objects. No notebook calls it by name."""
+    itemsize = np.dtype(dtype).itemsize
+    sizes = (*vocab_sizes, *_LAYER_SIZES)
+    largest = max(config.d_ff, config.d_model, *(getattr(config, n) for n in vocab_sizes))
+    nbytes = (itemsize * (2 * num_weights(config) + 2 * config.max_len * config.d_model)
+              + 8 * largest * config.d_model + config.num_layers * _LAYER_BYTES)
+    require_fits(nbytes, f"the model's {np.dtype(dtype)} weights and layers",
                  **{name: getattr(config, name) for name in sizes if name != "num_heads"})
 
 
@@ -113,6 +124,7 @@ class Transformer(Module):
         self.config = c = TransformerConfig(src_vocab_size, tgt_vocab_size, *shape,
                                             **shape_by_name)
         self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
+        require_model_fits(c, ("src_vocab_size", "tgt_vocab_size"), _num_weights, self.dtype)
         rng = as_rng(rng)
         layer_args = (c.num_layers, c.d_model, c.num_heads, c.d_ff, c.norm_first, c.activation)
         self.src_embed = EmbeddingWithPositions(c.src_vocab_size, c.d_model, c.max_len,

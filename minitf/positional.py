@@ -56,8 +56,8 @@ class SinusoidalPositionalEncoding(Module):
 
     def __init__(self, max_len, d_model, *, dtype=np.float32):
         super().__init__()
-        self.d_model, self.max_len = d_model, max_len
         self.table = sinusoidal_encoding(max_len, d_model, dtype)
+        self.max_len, self.d_model = self.table.shape  # ints, whatever kind of int was given
 
     def forward(self, x, start=0):
         x = require_float_array(x, "x")
@@ -79,9 +79,10 @@ class LearnedPositionalEmbedding(Module):
         super().__init__()
         self.d_model = require_int(d_model, "d_model", low=1)
         self.max_len = require_int(max_len, "max_len", low=1)
-        require_fits(8 * max_len * d_model, "a (max_len, d_model) float64 table",
-                     max_len=max_len, d_model=d_model)
         dtype = require_float_dtype(dtype)
+        require_fits((8 + 2 * dtype.itemsize) * self.max_len * self.d_model,
+                     "a (max_len, d_model) table, its gradient and its float64 draw",
+                     max_len=self.max_len, d_model=self.d_model)
         weight = as_rng(rng).normal(0.0, 0.02, size=(max_len, d_model))
         self.add_param("weight", weight.astype(dtype))
 

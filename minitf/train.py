@@ -15,9 +15,11 @@ import time
 import numpy as np
 
 from .attention import log_softmax
+from .fast.threads import with_chosen_threads
 from .module import Module, as_rng
 from .tokens import PAD_ID
 from .validation import (
+    require_fits,
     require_float_array,
     require_instance,
     require_int,
@@ -41,8 +43,8 @@ class TrainConfig:
     cooldown: float = 0.25  # the share of steps at the end over which lr falls to 0
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "warmup"):
-            require_int(getattr(self, name), name, low=1)
+        for name in ("steps", "batch_size", "warmup"):  # stored as Python ints: no wraparound
+            object.__setattr__(self, name, require_int(getattr(self, name), name, low=1))
         require_real(self.lr_scale, "lr_scale", low=0, low_open=True)
         require_real(self.label_smoothing, "label_smoothing", 0, 1, high_open=True)
         require_real(self.clip_norm, "clip_norm", low=0)
@@ -199,6 +201,15 @@ class Adam:
             p -= f(self.lr) * m_hat / (np.sqrt(v_hat) + f(self.eps))
 
 
+def _require_batch_fits(model, batch_size):
+    """A batch of `batch_size` sequences of the model's max_len fits in memory: at least its
+    float64 logits or activations, whichever is larger, are held (a lower bound)."""
+    width = max(getattr(model, "d_model", 1),
+                getattr(getattr(model, "config", None), "tgt_vocab_size", 1))
+    require_fits(8 * batch_size * getattr(model, "max_len", 1) * width,
+                 "one batch's activations", batch_size=batch_size)
+
+
 def report_line(report, steps, eval_name="held-out"):
     """One progress line: `step 100/400  loss 0.8123  held-out  97.0%  41,203 tok/s`.
     `report` is one entry of train's history (a dict). The command line and the torch engine
@@ -209,6 +220,7 @@ def report_line(report, steps, eval_name="held-out"):
             f"{eval_name} {exact}  {report['tokens_per_s']:,.0f} tok/s")
 
 
+@with_chosen_threads  # BLAS on one thread: the steps are small products (fast/threads.py)
 def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_seconds=None,
           on_report=None, **changes):
     """Train `model` in place on `task` with teacher forcing; returns the history.
@@ -239,6 +251,7 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
         max_seconds = require_real(max_seconds, "max_seconds", low=0)
     rng = as_rng(rng)
     evaluate = getattr(task, "evaluate", None)
+    _require_batch_fits(model, config.batch_size)
     optimizer = Adam(model, lr=0.0)
     model.forget_forwards()  # calls made before training (to look at outputs) do not count
     history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}

@@ -157,14 +157,47 @@ def require_start(start, cache, layers):
 
 
 def require_fits(nbytes, what, **args):
-    """Refuse, before it is allocated, what would need more memory than this machine has:
-    `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the arguments `args`, which the
+    """Refuse, before it is allocated, what would need more memory than this machine has, or
+    than is available now: `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the
+    arguments `args` (Python ints: a product of numpy ints can wrap around), which the
     ValueError names: "n=1000000000000 would need 909 PiB for an (n, n) mask, …"."""
+    asked = ", ".join(f"{name}={value!r}" for name, value in args.items())
     if nbytes > machine_memory():
-        asked = ", ".join(f"{name}={value!r}" for name, value in args.items())
         raise ValueError(f"{asked} would need {format_bytes(nbytes)} for {what}, more than this "
                          f"machine's {format_bytes(machine_memory())} of memory")
+    if nbytes > _WORTH_ASKING and nbytes > available_memory():
+        raise ValueError(f"{asked} would need {format_bytes(nbytes)} for {what}, more than the "
+                         f"{format_bytes(available_memory())} of memory available now (of this "
+                         f"machine's {format_bytes(machine_memory())})")
     return nbytes
+
+
+_WORTH_ASKING = 1 << 26  # below 64 MiB, require_fits does not read what is available
+
+
+def available_memory():
+    """The bytes that can be allocated now without swapping: the system's MemAvailable, or
+    less when a container's memory limit (cgroup v2 memory.max, v1 limit_in_bytes) leaves
+    less; machine_memory() where neither is known."""
+    known = [machine_memory()]
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    known.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                         ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                          "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit) as f, open(usage) as g:
+                known.append(int(f.read()) - int(g.read()))
+            break
+        except (OSError, ValueError):  # absent, or "max": no limit
+            continue
+    return max(0, min(known))
 
 
 @functools.cache

@@ -18,7 +18,8 @@ import os
 import inspect_decks
 import pytest
 
-TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_check_nb10.py")
+TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_pytorch_round4.py",
+               "test_check_nb10.py")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 _left_out = set()
 

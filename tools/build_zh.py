@@ -50,9 +50,14 @@ def fingerprint(text):
 
 
 def read_text(path):
-    """{cell id: (fingerprint, Chinese text)} from a translation file; a slide title's entry
-    under "title:" + its cell id."""
-    text = Path(path).read_text(encoding="utf-8")
+    """{cell id: (fingerprint, Chinese text)} from a translation file (UTF-8; a byte-order
+    mark, as Windows editors write, is dropped); a slide title's entry under "title:" + its
+    cell id."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise Problem(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save it as UTF-8") \
+            from None
     marks = list(MARKER.finditer(text))
     if text[: marks[0].start() if marks else len(text)].strip():
         raise Problem(f"{path}: text before the first '<!-- cell … -->' marker")
@@ -67,13 +72,27 @@ def read_text(path):
     return entries
 
 
+def read_notebook(nb_path):
+    """The notebook at nb_path, every cell with an id; a Problem naming the file otherwise."""
+    try:
+        nb = nbformat.read(nb_path, as_version=4)
+    except (OSError, ValueError, nbformat.reader.NotJSONError) as e:  # JSON, UTF-8 errors too
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise Problem(f"{nb_path}: not a notebook nbformat can read ({first[:120]})") from None
+    for index, cell in enumerate(nb.cells):
+        if not cell.get("id"):
+            raise Problem(f"{nb_path}: cell {index} has no id (an nbformat 4.4 notebook?); "
+                          "open and save it in JupyterLab, which gives every cell one")
+    return nb
+
+
 def text_path(nb_path):
     return TEXT_DIR / (Path(nb_path).stem + ".md")
 
 
 def problems(nb_path, entries=None):
     """What keeps the Chinese edition of one notebook from being built, one line each."""
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     if entries is None:
         path = text_path(nb_path)
         if not path.exists():
@@ -112,7 +131,7 @@ def build(nb_path):
     found = problems(nb_path, entries)
     if found:
         raise Problem("\n".join(found))
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = entries[cell.id][1]
@@ -126,7 +145,7 @@ def todo(nb_path):
     """Entries to paste into the translation file: each missing or stale cell, its English text."""
     path = text_path(nb_path)
     entries = read_text(path) if path.exists() else {}
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     out = []
     for index, cell in enumerate(nb.cells):
         title = fmt.slide_title(cell)
@@ -176,7 +195,11 @@ def main(argv=None):
         if len(matches) != 1:
             print(f"build_zh: no single notebook starts with {args.todo!r}", file=sys.stderr)
             return 2
-        print(todo(matches[0]) or f"{matches[0].name}: every markdown cell has its Chinese")
+        try:
+            print(todo(matches[0]) or f"{matches[0].name}: every markdown cell has its Chinese")
+        except Problem as e:
+            print(f"build_zh: {e}", file=sys.stderr)
+            return 1
         return 0
     built, found = outputs()
     stale = [p for p, text in built.items()

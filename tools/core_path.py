@@ -129,13 +129,19 @@ def main(args):
           f" + exercises' minutes (--calibration shows the fit); budget {BUDGET}")
     print(f"{'notebook':34} {'words':>6} {'code':>5} {'pred':>5} {'exerc':>9} {'min':>4}"
           f" {'states':>6} {'stated':>6}")
+    failed = 0
     for path in paths:
-        m = measure(path)
+        try:
+            m = measure(path)
+        except fmt.NotebookError as e:  # one line per file it cannot read; the others count
+            print(f"core_path: {e}", file=sys.stderr)
+            failed += 1
+            continue
         stated = "—" if m["stated"] is None else m["stated"]
         exercises = f"{m['exercises']}: {m['exercise_minutes']}"
         print(f"{path.name:34} {m['words']:6} {m['code_cells']:5} {m['predictions']:5}"
               f" {exercises:>9} {m['minutes']:4} {m['states']:6} {stated:>6}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -61,11 +61,34 @@ PYTHON_FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 # -- reading ---------------------------------------------------------------------------------
+class NotebookError(ValueError):
+    """A file that is not a notebook the tools can read; the message names it."""
+
+
 def load(path):
-    """The notebook at `path` as a dict (cells' sources joined into strings)."""
-    nb = json.loads(Path(path).read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
+    """The notebook at `path` as a dict (cells' sources joined into strings); a NotebookError
+    naming the file and the problem otherwise (a merge conflict, a folder, a binary file)."""
+    try:
+        nb = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as e:
+        raise NotebookError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise NotebookError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise NotebookError(f"{path}: not JSON ({e.msg} at line {e.lineno}; a merge "
+                            "conflict?)") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError(f"{path}: not a notebook (no list of 'cells')")
+    for index, cell in enumerate(cells):
+        text = cell.get("source") if isinstance(cell, dict) else None
+        if not (isinstance(cell, dict) and isinstance(cell.get("cell_type"), str)
+                and (isinstance(text, str) or isinstance(text, list)
+                     and all(isinstance(line, str) for line in text))):
+            raise NotebookError(f"{path}: cell {index} lacks a cell_type or a text source")
         cell["source"] = source(cell)
+        cell.setdefault("metadata", {})
+    nb.setdefault("metadata", {})
     return nb
 
 
@@ -466,7 +489,10 @@ def main(argv=None):
         return 0
     problems = []
     for path in map(Path, args.notebooks) if args.notebooks else notebooks():
-        problems += validate(load(path), path)
+        try:
+            problems += validate(load(path), path)
+        except NotebookError as e:
+            problems.append(str(e))
     for line in problems:
         print(line, file=sys.stderr)
     return 1 if problems else 0

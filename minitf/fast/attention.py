@@ -33,6 +33,11 @@ thread, torch 2.13 on one thread, 2026-12-02; a shared machine, so ranges):
 | the same, L=2048 | 250–345 ms | 560–670 ms |
 | B=8, H=8, L=512, d=64, causal | median 94–131 ms (1.23–1.45× torch's time) | best 71–76 ms |
 
+Both functions run BLAS on one thread unless `blas_threads(n)` chose otherwise: with another
+process spinning on one of the 2 cores, the causal case above took 2.0–37× torch's time on
+OpenBLAS's default 2 threads and takes 0.93–1.21× on one (`benchmarks/contention.py`;
+`threads.py` says why).
+
 What is left of the gap to torch's fused kernel is numpy's float32 exp (about 2 ns a number
 here) and writing the full weight matrix, which the API returns because the course draws it.
 `chunked_attention` does not keep the weights: peak memory at L=4096, d=64 is 6 MiB instead
@@ -45,8 +50,10 @@ import numpy as np
 
 from ..attention import _validate_attention_inputs
 from ..validation import require_fits
+from .threads import with_chosen_threads
 
 
+@with_chosen_threads
 def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17,
                       bound_from=1 << 14):
     """softmax(q kᵀ / √d_k) v a block at a time -> (out (..., L_q, d_v), weights (..., L_q, L_k)).
@@ -66,6 +73,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     return out, weights
 
 
+@with_chosen_threads
 def chunked_attention(q, k, v, mask=None, chunk_size=128):
     """The output of scaled_dot_product_attention, computed for `chunk_size` queries at a
     time, so peak memory grows with chunk_size × L_k instead of L_q × L_k.

@@ -304,6 +304,9 @@ def to_torch(model, device=None):
     """
     if not isinstance(model, Transformer):
         raise ValueError(f"to_torch expects a minitf Transformer, got {type(model).__name__}")
+    if device is not None and torch.device(device).type == "meta":
+        raise ValueError("device='meta' holds shapes but no weights, so the module would not "
+                         "be this model; give 'cpu' or 'cuda'")
     module = TorchTransformer(model.config, dtype=torch_dtype(model.dtype), device=device)
     arrays = torch_arrays(model.state_dict(), parameter_map(model))
     module.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v))
@@ -348,7 +351,8 @@ def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
 
     Built in notebook 10 §2.
     """
-    max_len, bos_id, eos_id = _check_decode_options(_unwrap(module), max_len, bos_id, eos_id)
+    module = _unwrap(module)  # DataParallel and DistributedDataParallel have no encode
+    max_len, bos_id, eos_id = _check_decode_options(module, max_len, bos_id, eos_id)
     src = torch.as_tensor(src)
     memory = module.encode(src)
     ys = torch.full((src.shape[0], max_len + 1), PAD_ID, dtype=torch.long)  # <bos> + tokens

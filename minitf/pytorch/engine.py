@@ -71,6 +71,9 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
                          f"(torch {torch.__version__})")
     if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
         raise ValueError(f"nproc must be an int >= 1, got {nproc!r}")
+    if device == "cuda" and nproc > torch.cuda.device_count():
+        raise ValueError(f"nproc={nproc} processes on cuda need a GPU each; this machine has "
+                         f"{torch.cuda.device_count()}")
     if started_by_torchrun() and nproc != 1:
         raise ValueError("under torchrun, --nproc-per-node sets the processes; leave --nproc out")
     if config.batch_size < nproc:

@@ -8,6 +8,7 @@ Introduced in notebook 00 §1–2.
 
 import difflib
 import re
+import unicodedata
 
 import numpy as np
 
@@ -102,6 +103,13 @@ def _unknown_word(word):
     if word in _TOO_LARGE:
         return f"{shown} is too large: this task's numbers are 0..{MAX_NUMBER}"
     close = difflib.get_close_matches(word, NUMBER_WORDS, n=1)
+    foreign = sorted({c for c in word if not c.isascii() and c.isalpha()}, key=word.index)
+    if close and foreign:  # 'fivе' with a Cyrillic е looks just like 'five'
+        letters = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})"
+                            for c in foreign[:3])
+        plural = "s" if len(foreign) > 1 else ""
+        return (f"{shown} is not a number word: it has the non-English letter{plural} "
+                f"{letters}; did you mean {close[0]!r}?")
     if close:
         return f"{shown} is not a number word; did you mean {close[0]!r}?"
     return (f"{shown} is not a number word; the known words are zero to nineteen, "

@@ -30,6 +30,7 @@ from ..tokens import PAD_ID, pad
 from ..train import TrainConfig, train
 from ..validation import (
     require_bool,
+    require_fits,
     require_float_array,
     require_float_dtype,
     require_instance,
@@ -177,6 +178,9 @@ class PointerHead(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.d_k = self.d_model if d_k is None else require_int(d_k, "d_k", low=1)
         dtype = require_float_dtype(dtype)
+        require_fits((8 + 2 * dtype.itemsize) * 2 * self.d_model * self.d_k,
+                     "W_q and W_k (d_model, d_k), their gradients and a float64 draw",
+                     d_model=self.d_model, d_k=self.d_k)
         self.add_param("W_q", glorot_uniform(rng, self.d_model, self.d_k, dtype))
         self.add_param("W_k", glorot_uniform(rng, self.d_model, self.d_k, dtype))
 
@@ -234,8 +238,9 @@ class ReferentConfig:
     norm_first: bool = False
 
     def __post_init__(self):
-        require_sizes(**{name: getattr(self, name) for name in (
-            "d_model", "num_heads", "num_layers", "d_ff", "max_len")})
+        names = ("d_model", "num_heads", "num_layers", "d_ff", "max_len")
+        for name, size in zip(names, require_sizes(**{n: getattr(self, n) for n in names})):
+            object.__setattr__(self, name, size)  # Python ints, even from numpy ints
         require_bool(self.norm_first, "norm_first")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by "

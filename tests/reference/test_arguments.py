@@ -30,6 +30,7 @@ from minitf.gpt import GPT, GPTConfig
 from minitf.model import Transformer, decoder_mask
 from minitf.module import ModuleList, as_rng
 from minitf.tasks import referent, sequence
+from minitf.translator.checkpoint import check_save_path
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((1, 3, 8)).astype(np.float32)
@@ -83,6 +84,9 @@ CALLS = {
                                                        bound_from=1)),
     "chunked_attention": (fast.chunked_attention, dict(q=QKV[0], k=QKV[1], v=QKV[2], mask=None,
                                                        chunk_size=2)),
+    "blas_threads": (fast.blas_threads, dict(n=1)),
+    "chosen_threads": (fast.threads.chosen_threads, dict()),
+    "check_save_path": (check_save_path, dict(path="model.npz")),
     "attention_flops": (cost.attention_flops, dict(L_q=4, L_k=5, d_k=8, d_v=8, batch=2)),
     "score_bytes": (cost.score_bytes, dict(L_q=4, L_k=5, batch=2)),
     "random_qkv": (cost.random_qkv, dict(n=4, d=8, batch=(2,), seed=0)),
@@ -293,9 +297,10 @@ def test_every_public_callable_is_listed():
                  "encode_source", "encode_target", "decode_source", "load_translator",
                  "translate", "Example", "report_line", "save_translator", "no_grad",
                  "ReferentTask", "save_checkpoint", "load_checkpoint", "main",
+                 "with_chosen_threads",
                  # called by the configs' own checks and the task's functions, with names
                  # and functions of the package's own, never a learner's
-                 "check_config", "require_numbers"}
+                 "check_config", "require_model_fits", "require_numbers"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
