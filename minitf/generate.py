@@ -30,7 +30,7 @@ from .validation import (
 )
 
 
-def _check_max_len(model, max_len):
+def _require_max_len(model, max_len):
     max_len = require_int(max_len, "max_len", low=1)
     if max_len > model.max_len:
         raise ValueError(
@@ -51,7 +51,7 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
         raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
     src = require_token_ids(src, name="src", ndim=2)
-    _check_max_len(model, max_len)
+    _require_max_len(model, max_len)
     vocab_size = getattr(getattr(model, "config", None), "tgt_vocab_size", None)  # a stand-in: None
     last_id = None if vocab_size is None else vocab_size - 1
     require_int(bos_id, "bos_id", low=0, high=last_id)

@@ -105,7 +105,7 @@ class Transformer(Module):
         """The sinusoidal table (max_len, d_model) both embeddings add."""
         return self.src_embed.pe
 
-    def _check_tokens(self, tokens, name, start=0):
+    def _require_tokens(self, tokens, name, start=0):
         tokens = require_token_ids(tokens, name=name, ndim=2)
         if tokens.shape[1] == 0:
             raise ValueError(f"{name} has no positions (shape {tokens.shape}): a sequence needs "
@@ -117,7 +117,7 @@ class Transformer(Module):
 
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
-        src = self._check_tokens(src, "src")
+        src = self._require_tokens(src, "src")
         return self.encoder(self.src_embed(src), mask=padding_mask(src, PAD_ID))
 
     def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
@@ -128,7 +128,7 @@ class Transformer(Module):
         starting at position `start`, and earlier keys and values come from the cache;
         the target is then assumed to hold no <pad> (generation never feeds one).
         """
-        tgt_in = self._check_tokens(tgt_in, "tgt_in", self._check_start(cache, start))
+        tgt_in = self._require_tokens(tgt_in, "tgt_in", self._require_start(cache, start))
         L = tgt_in.shape[1]
         if cache is None:
             tgt_mask = causal_mask(L) & padding_mask(tgt_in, PAD_ID)  # (B, 1, L, L)
@@ -140,7 +140,7 @@ class Transformer(Module):
                          tgt_mask, memory_mask, cache)
         return self.generator(y)
 
-    def _check_start(self, cache, start):
+    def _require_start(self, cache, start):
         """start, an int >= 0 and, with a cache, the number of positions the cache holds."""
         start = require_int(start, "start", low=0)
         if cache is None:
@@ -159,8 +159,8 @@ class Transformer(Module):
     def forward(self, src, tgt_in):
         """src (B, L_s), tgt_in (B, L_t) ids -> logits (B, L_t, tgt_vocab_size)."""
         self.save_for_backward(True)  # its sub-layers keep what backward needs
-        src = self._check_tokens(src, "src")
-        tgt_in = self._check_tokens(tgt_in, "tgt_in")
+        src = self._require_tokens(src, "src")
+        tgt_in = self._require_tokens(tgt_in, "tgt_in")
         if src.shape[0] != tgt_in.shape[0]:
             raise ValueError(f"src has batch size {src.shape[0]} but tgt_in has "
                              f"{tgt_in.shape[0]}")
