@@ -34,7 +34,7 @@ _WORD_VALUE = {**{w: i for i, w in enumerate(ONES)}, **{w: 20 + 10 * i for i, w 
 _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾": "use '十'"}
 
 
-def _check_number(n):
+def _require_number(n):
     return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
@@ -48,7 +48,7 @@ def _below_100_words(n):
 def english(n):
     """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return "zero"
     thousands, hundreds, rest = n // 1000, n // 100 % 10, n % 100
@@ -65,7 +65,7 @@ def english(n):
 def chinese(n):
     """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return DIGITS[0]
     if 10 <= n < 20:
@@ -298,6 +298,32 @@ def split(test_fraction=0.2, seed=0):
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
 
+def require_numbers(numbers):
+    """`numbers` for training (None: split()) -> (train, test), each a non-empty 1-D
+    int array of numbers in 0..9999; anything else is refused before a step is trained.
+    minitf.translator.train_translator and the torch engine use it; no notebook calls it by
+    name."""
+    if numbers is None:
+        return split()
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
+            or len(numbers) != 2:
+        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
+                         f"{shorten(numbers)}")
+    return tuple(_require_number_array(part, f"numbers[{i}] ({what})")
+                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
+
+
+def _require_number_array(values, name):
+    array = require_int_array(values, name)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
+                         f"{array.shape}")
+    if array.min() < 0 or array.max() > MAX_NUMBER:
+        raise ValueError(f"{name} must hold numbers in 0..{MAX_NUMBER}, got "
+                         f"{array.min() if array.min() < 0 else array.max()}")
+    return array
+
+
 def make_batch(numbers):
     """Numbers (B,) -> (src, tgt_in, tgt_out), int64, padded with 0.
 
@@ -308,7 +334,7 @@ def make_batch(numbers):
     numbers = np.asarray(numbers)
     if numbers.ndim != 1:
         raise ValueError(f"expected a 1-D list of numbers, got shape {numbers.shape}")
-    numbers = [_check_number(n) for n in numbers.tolist()]
+    numbers = [_require_number(n) for n in numbers.tolist()]
     if not numbers:
         raise ValueError("make_batch needs at least one number")
     src = pad([encode_source(english(n)) for n in numbers])

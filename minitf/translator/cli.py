@@ -144,8 +144,9 @@ def _train_with_torch(args, config, numbers, header, eval_name):
         if e.name != "torch":
             raise
         raise ValueError("--engine torch needs PyTorch: install it with `make torch`") from None
-    return train_with_torch(config, nproc=args.nproc, device=args.device, seed=args.seed,
-                            numbers=numbers, max_seconds=args.max_seconds,
+    return train_with_torch(config, model_config=TRANSLATOR_CONFIG, numbers=numbers,
+                            by_shape=BY_SHAPE, nproc=args.nproc, device=args.device,
+                            seed=args.seed, max_seconds=args.max_seconds,
                             verbose=not args.quiet, threads=args.threads, header=header,
                             eval_name=eval_name)
 

@@ -175,7 +175,7 @@ CALLS = {
         model=tiny_model(), numbers=([1, 2, 30], [4, 5]), steps=1, batch_size=2, seed=0,
         by_shape=0.5, eval_size=2, log_every=1, verbose=False)),
     "translate_each": (translator.translate_each, dict(texts=["one"], beam_size=1)),
-    "check_numbers": (translator.check_numbers, dict(numbers=([1, 2, 30], [4, 5]))),
+    "require_numbers": (tasks.require_numbers, dict(numbers=([1, 2, 30], [4, 5]))),
     "EmbeddingWithPositions": (positional.EmbeddingWithPositions,
                                dict(vocab_size=5, d_model=4, max_len=6, rng=0)),
     "EmbeddingWithPositions.forward": (
