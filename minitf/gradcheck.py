@@ -54,12 +54,12 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     require_instance(module, Module, "module")
     rng = np.random.default_rng(rng)
     forward = forward or module  # a call, which keeps the output's shape for backward
-    with no_grad(module):
+    with no_grad():
         out = forward(*inputs)
     weights = rng.standard_normal(out.shape)
 
     def loss():
-        with no_grad(module):  # many forwards, no backward: nothing to keep
+        with no_grad():  # many forwards, no backward: nothing to keep
             return float(np.sum(forward(*inputs) * weights))
 
     module.zero_grad()

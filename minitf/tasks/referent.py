@@ -24,7 +24,7 @@ import numpy as np
 from ..attention import padding_mask
 from ..encoder import Encoder
 from ..layers import glorot_uniform
-from ..module import Module, as_rng
+from ..module import Module, as_rng, no_grad
 from ..positional import EmbeddingWithPositions
 from ..tokens import PAD_ID, pad
 from ..train import TrainConfig, train
@@ -290,7 +290,8 @@ def accuracy(model, examples):
     """Fraction of examples whose referent gets the largest pointer logit. Notebook 09 §4."""
     require_instance(model, ReferentModel, "model")
     tokens, it, referent = make_batch(examples)
-    return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
+    with no_grad():  # a look: nothing is kept for a backward
+        return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
 
 
 class ReferentTask:
