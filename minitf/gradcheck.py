@@ -43,7 +43,7 @@ def relative_error(a, b, floor=1e-2):
     return float(np.max(np.abs(a - b), initial=0.0)) / denom
 
 
-def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
+def gradient_check(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     """Compare `module`'s backward with finite differences for L = Σ out ⊙ R (R random).
 
     inputs: the float64 arrays that forward takes (positional); forward(*inputs) defaults to
@@ -78,3 +78,9 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
         numeric = numerical_gradient(loss, x, eps, idx)
         errors[name] = relative_error(analytic.reshape(-1)[idx], numeric.reshape(-1)[idx])
     return errors
+
+
+# The old name, kept only until notebooks 08 and 09 import gradient_check by its own name
+# (their import cells read `check_module as gradient_check`). Then delete it:
+# tests/reference/test_docstrings.py fails for it once no notebook names check_module.
+check_module = gradient_check

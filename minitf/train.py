@@ -183,7 +183,7 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     The loop of notebook 08 §6.
 
     task: what to learn, any object with
-      - `sample(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
+      - `batch(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
         the target ids its logits are scored against;
       - `ignore_index`: the target id that is not scored (padding), or None;
       - optionally `evaluate(model, final) -> float`: an accuracy, measured at every report
@@ -199,8 +199,8 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     """
     config = dataclasses.replace(config, **changes)
     require_instance(model, Module, "model")
-    if not callable(getattr(task, "sample", None)):
-        raise TypeError(f"task must have a sample(rng, batch_size) method, got "
+    if not callable(getattr(task, "batch", None)):
+        raise TypeError(f"task must have a batch(rng, batch_size) method, got "
                         f"{type(task).__name__}")
     log_every = require_int(log_every, "log_every", low=1)
     if max_seconds is not None:
@@ -213,7 +213,7 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     losses, tokens, start = [], 0, time.perf_counter()
     interval_start = start
     for step in range(1, config.steps + 1):
-        inputs, targets = task.sample(rng, config.batch_size)
+        inputs, targets = task.batch(rng, config.batch_size)
         logits = model(*inputs)
         loss, dlogits = cross_entropy(logits, targets, task.ignore_index,
                                       config.label_smoothing)

@@ -197,7 +197,7 @@ def _loop(rank, world_size, cuda_index, job, stream):
     interval_start, step = start, 0
     while step < cfg.steps:
         step += 1
-        (src, tgt_in), tgt_out = task.sample(rng, cfg.batch_size)
+        (src, tgt_in), tgt_out = task.batch(rng, cfg.batch_size)
         n_tokens = int((tgt_out != PAD_ID).sum())  # of the whole batch, over every process
         rows = np.array_split(np.arange(len(src)), world_size)[rank]  # this process's shard
         lr = schedule.get_last_lr()[0]

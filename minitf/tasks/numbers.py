@@ -376,7 +376,7 @@ class NumberTask:
     """The number task as `minitf.train.train` takes it: training pairs, each encoded once,
     and held-out numbers to measure the exact match on. Notebook 08 §6.
 
-    `sample(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
+    `batch(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
     A uniform draw would rarely show the short numbers people type first: 0..99 are 1% of
     0..9999 and the round thousands 0.09%. So a share `by_shape` of the draws picks a shape
     (number_shape) uniformly, then a number of that shape; the rest are uniform.
@@ -405,7 +405,7 @@ class NumberTask:
         self.p = ((1 - by_shape) / len(shapes)
                   + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
 
-    def sample(self, rng, batch_size):
+    def batch(self, rng, batch_size):
         rows = rng.choice(len(self.src), size=batch_size, p=self.p)
         ls, lt = self.src_len[rows].max(), self.tgt_len[rows].max()
         return (self.src[rows, :ls], self.tgt_in[rows, :lt]), self.tgt_out[rows, :lt]

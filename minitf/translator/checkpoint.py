@@ -168,13 +168,13 @@ def _load(file):
         if len(stored) == 1:
             raise ValueError(f"the file holds {stored[0]} but not the other vocabulary")
         if stored:
-            _check_vocab_sizes(config, headers)
+            _require_vocab_sizes(config, headers)
             source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
             target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
         params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
                   if k.startswith(PARAM_PREFIX)}
-        dtype = _check_weights_fit(config, params)
-        _check_every_weight(config, params)
+        dtype = _require_weights_fit(config, params)
+        _require_every_weight(config, params)
         model = Transformer.from_config(config, dtype=dtype, rng=0)
         state = {name: _array(archive, members[PARAM_PREFIX + name]) for name in params}
     bad = [name for name, value in state.items() if not np.isfinite(value).all()]
@@ -253,7 +253,7 @@ def _config(config):
     return TransformerConfig(**config)
 
 
-def _check_weights_fit(config, params):
+def _require_weights_fit(config, params):
     """The one float dtype of the weights, after checking that the arrays' shapes agree with
     the config's sizes (so a config cannot make us allocate more than the file holds)."""
     dtypes = sorted({str(dtype) for _, dtype in params.values()})
@@ -274,7 +274,7 @@ def _check_weights_fit(config, params):
     return dtypes[0]
 
 
-def _check_every_weight(config, params):
+def _require_every_weight(config, params):
     """The file holds exactly the parameters the config implies, each with its shape: checked
     before the model is built, from a one-layer model's shapes (its sizes already checked
     against the file) repeated num_layers times."""
@@ -300,7 +300,7 @@ def _check_every_weight(config, params):
         raise ValueError(f"the weights do not fit the config: {'; '.join(problems[:3])}{more}")
 
 
-def _check_vocab_sizes(config, headers):
+def _require_vocab_sizes(config, headers):
     """The stored vocabularies' lengths are the config's sizes (checked on their headers,
     before a Vocab is built)."""
     sizes = (config.src_vocab_size, config.tgt_vocab_size)

@@ -69,7 +69,7 @@ def _rerun_with_blas_threads(threads, argv):
     return subprocess.call(command, env=env)
 
 
-def _check_out(out):
+def _require_out(out):
     """--out must name a file in a folder that exists and can be written to."""
     path = Path(out)
     if path.is_dir():
@@ -87,7 +87,7 @@ def _check_out(out):
                          f"({e.strerror or e})") from None
 
 
-def _check_train_options(args):
+def _require_train_options(args):
     """Every train option, checked before anything is trained."""
     require_int(args.steps, "--steps", low=1)
     require_int(args.seed, "--seed", low=0)
@@ -98,7 +98,7 @@ def _check_train_options(args):
     require_int(args.nproc, "--nproc", low=1)
     if args.engine == "numpy" and (args.nproc, args.device) != (1, "cpu"):
         raise ValueError("--nproc and --device need --engine torch")
-    _check_out(args.out)
+    _require_out(args.out)
 
 
 def _train(args):
@@ -176,7 +176,7 @@ def _add_train(commands):
                         "its share of every batch (default %(default)s)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="with --engine torch: where each process computes (default %(default)s)")
-    p.set_defaults(run=_train, check=_check_train_options)
+    p.set_defaults(run=_train, validate=_require_train_options)
 
 
 # translate
@@ -251,7 +251,7 @@ def _write_lines(lines):
         raise OutputError(f"cannot write the translations to stdout: {e.strerror or e}") from None
 
 
-def _check_translate_options(args):
+def _require_translate_options(args):
     require_int(args.beam, "--beam", low=1, high=MAX_BEAM)
 
 
@@ -269,7 +269,7 @@ def _add_translate(commands):
                    help="a checkpoint saved by train (default: the shipped weights)")
     p.add_argument("--beam", type=int, default=1,
                    help=f"beam size, 1..{MAX_BEAM} (default 1: greedy)")
-    p.set_defaults(run=_translate, check=_check_translate_options)
+    p.set_defaults(run=_translate, validate=_require_translate_options)
 
 
 def _parser():
@@ -290,7 +290,7 @@ def main(argv=None):
     args = _parser().parse_args(words)
     args.command_line = shlex.join(["python", "-m", "minitf", *words])
     try:
-        args.check(args)
+        args.validate(args)
         if args.command == "train" and argv is None:
             threads = _blas_threads_to_set(args)
             if threads is not None:

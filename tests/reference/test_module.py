@@ -117,7 +117,7 @@ def every_module():
     from minitf.tasks import referent
 
     x = np.ones((1, 3, 4))
-    tokens, it, _ = referent.make_batch(referent.sample(0, 2))
+    tokens, it, _ = referent.make_batch(referent.sentences(0, 2))
     cases = {name: (make, lambda m, inputs=inputs: m(*inputs))
              for name, (make, inputs) in MODULES.items()}
     cases.update({

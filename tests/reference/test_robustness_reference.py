@@ -16,7 +16,7 @@ from minitf.attention import (
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.generate import beam_search, greedy_decode, sample, top_p_mask
-from minitf.gradcheck import check_module, numerical_gradient
+from minitf.gradcheck import gradient_check, numerical_gradient
 from minitf.layers import Dropout, Embedding, FeedForward, LayerNorm, Linear
 from minitf.model import Transformer, TransformerConfig
 from minitf.multihead import MultiHeadAttention
@@ -65,7 +65,7 @@ def test_cross_entropy_refuses_a_scored_row_whose_target_has_probability_zero():
         cross_entropy(np.array([[0.0, 1.0], [0.0, -np.inf]]), np.array([1, 1]))
 
 
-# N5: numerical_gradient on views, integer arrays and bad indices; check_module(None)
+# N5: numerical_gradient on views, integer arrays and bad indices; gradient_check(None)
 
 
 def test_numerical_gradient_of_a_transposed_view_is_right():
@@ -124,7 +124,7 @@ def test_numerical_gradient_restores_x_when_f_raises(fails_on):
 
 def test_check_module_refuses_what_is_not_a_module():
     with pytest.raises(TypeError, match="module must be a Module, got None"):
-        check_module(None, [np.ones((2, 3))])
+        gradient_check(None, [np.ones((2, 3))])
 
 
 # N7: softmax of a scalar
