@@ -2,7 +2,9 @@
 TypeError for a wrong kind of object) that names the argument and says what it should be.
 
 These guard the math; they are not the exercise checkers of `minitf.check`. No notebook builds
-them: every notebook meets their messages when it passes something that does not fit.
+them: every notebook meets their messages when it passes something that does not fit. The
+formula files make one call to them at the top of a function (`require_attention_inputs`,
+`require_cross_entropy_args`, …) and then read as the formula the notebook teaches.
 
 Non-finite values, one policy: NaN and inf are refused, with the argument named, where they
 would spread through a computation — attention refuses them in q, k and v; softmax,
