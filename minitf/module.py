@@ -122,6 +122,8 @@ class Module:
         self.grads[name] = np.zeros_like(value)
 
     def __call__(self, *args, **kwargs):
+        if not _GRAD_ENABLED.get():  # under no_grad nothing is kept, so nothing to put back
+            return self.forward(*args, **kwargs)
         outermost = _CALL.get() is None  # the outermost call puts back what a failure changed
         token = _CALL.set({}) if outermost else None
         try:
@@ -134,7 +136,7 @@ class Module:
         finally:
             if outermost:
                 _CALL.reset(token)
-        if _GRAD_ENABLED.get() and isinstance(out, np.ndarray):
+        if isinstance(out, np.ndarray):
             self._remember()
             object.__setattr__(self, "_out_shape", out.shape)  # what backward's dout must be
         return out
