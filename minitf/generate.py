@@ -37,7 +37,7 @@ from .validation import (
 )
 
 
-def _check_max_len(model, max_len):
+def _require_max_len(model, max_len):
     max_len = require_int(max_len, "max_len", low=1)
     if max_len > model.max_len:
         raise ValueError(
@@ -53,14 +53,11 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     Returns (memory (B*copies, L_s, d_model), memory_mask (B*copies, 1, 1, L_s)), each source
     row repeated `copies` times in a row (one per beam).
     """
-    use_cache = require_bool(use_cache, "use_cache")
-    needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
-    if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
-        raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
+    require_instance(model, Transformer, "model")
+    require_bool(use_cache, "use_cache")
     src = require_token_ids(src, name="src", ndim=2)
-    _check_max_len(model, max_len)
-    vocab_size = getattr(getattr(model, "config", None), "tgt_vocab_size", None)  # a stand-in: None
-    last_id = None if vocab_size is None else vocab_size - 1
+    _require_max_len(model, max_len)
+    last_id = model.config.tgt_vocab_size - 1
     require_int(bos_id, "bos_id", low=0, high=last_id)
     if eos_id is not None:
         require_int(eos_id, "eos_id", low=0, high=last_id)
@@ -93,7 +90,7 @@ def _next_logits(logits_of, prefix, cache, cached):
 
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
-    with no_grad(model):  # nothing is kept for a backward
+    with no_grad():  # nothing is kept for a backward
         memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
         bos = np.full((memory.shape[0], 1), bos_id, dtype=np.int64)
         decode = functools.partial(model.decode, memory=memory, memory_mask=memory_mask)
@@ -157,7 +154,7 @@ def greedy_continue(model, prompt, *, max_new, eos_id=EOS_ID, use_cache=True):
             f"0..{lengths.max() + max_new - 2}, but the model's positional table has "
             f"{model.max_len} positions; use max_new <= {model.max_len - lengths.max() + 1}")
     rows = [None] * len(prompt)
-    with no_grad(model):  # nothing is kept for a backward
+    with no_grad():  # nothing is kept for a backward
         for length in np.unique(lengths):
             which = np.flatnonzero(lengths == length)
             new = _continue(model, prompt[which, :length], max_new, eos_id,
@@ -293,7 +290,7 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     K = require_int(beam_size, "beam_size", low=1)
     alpha = require_real(length_penalty, "length_penalty", low=0)
     require_bool(return_all, "return_all")
-    with no_grad(model):  # nothing is kept for a backward
+    with no_grad():  # nothing is kept for a backward
         return _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache,
                             return_all)
 

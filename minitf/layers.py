@@ -31,14 +31,15 @@ def glorot_uniform(rng, d_in, d_out, dtype):
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
 
-def _matmul_rows(x, W):
+def matmul_rows(x, W):
     """x (..., d_in) @ W (d_in, d_out) -> (..., d_out), as one 2-D matrix product.
 
     The same product as `x @ W`, faster: numpy runs a 3-D @ 2-D product as a loop of small
     products, one per batch row; flattening the rows first makes it a single BLAS call.
     With it (and Embedding's one-hot backward) a training step of the translator went from
-    47 to 36 ms, 1.07× to 0.78× PyTorch's. Used by Linear, FeedForward (notebook 05) and
-    MultiHeadAttention (notebook 03).
+    47 to 36 ms, 1.07× to 0.78× PyTorch's. One of the two speed-ups the reference keeps in
+    place (CONTRIBUTING.md); Linear, FeedForward and MultiHeadAttention use it, no notebook
+    calls it by name.
     """
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[-1])
 
@@ -66,14 +67,14 @@ class Linear(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_in, "x", what="d_in")
         self.save_for_backward(x)
-        return _matmul_rows(x, self.W) + self.b
+        return matmul_rows(x, self.W) + self.b
 
     def backward(self, dout):
         x2 = self.saved_for_backward(dout).reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
-        return _matmul_rows(dout, self.W.T)
+        return matmul_rows(dout, self.W.T)
 
 
 _ONE_HOT_LIMIT = 1 << 22  # larger (tokens × vocabulary) one-hot matrices cost too much memory
@@ -133,13 +134,8 @@ class LayerNorm(Module):
     def forward(self, x):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        centered = x - x.mean(axis=-1, keepdims=True)
-        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
-        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
-        if np.isfinite(var).all():
-            inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
-        else:  # NaN or inf in x, or float64 entries above ~1e154, whose squares overflow
-            inv_std = _inv_std_of_large_rows(centered, self.eps)
+        centered = x - x.mean(axis=-1, keepdims=True)  # x − μ
+        inv_std = _inv_std(centered, self.eps)  # 1 / √(σ² + ε), (..., 1)
         x_hat = centered * inv_std
         self.save_for_backward((x_hat, inv_std))
         return self.gamma * x_hat + self.beta
@@ -153,6 +149,15 @@ class LayerNorm(Module):
         return inv_std * (d_x_hat
                           - d_x_hat.mean(axis=-1, keepdims=True)
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
+
+
+def _inv_std(centered, eps):
+    """1 / √(σ² + ε) (..., 1) in centered's dtype, σ² = mean(centered²) over the last axis,
+    summed in float64 (squares of float32 entries above ~1e19 would overflow float32)."""
+    var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / centered.shape[-1]
+    if not np.isfinite(var).all():  # NaN or inf in x, or float64 entries above ~1e154
+        return _inv_std_of_large_rows(centered, eps)
+    return (1 / np.sqrt(var + eps)).astype(centered.dtype)[..., None]
 
 
 def _inv_std_of_large_rows(centered, eps):
@@ -251,10 +256,10 @@ class FeedForward(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         act, _ = ACTIVATIONS[self.activation]
-        pre = _matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
+        pre = matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
         hidden = act(pre)
         self.save_for_backward((x, pre, hidden))
-        return _matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
+        return matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
 
     def backward(self, dout):
         x, pre, hidden = self.saved_for_backward(dout)
@@ -262,8 +267,8 @@ class FeedForward(Module):
         dout2 = dout.reshape(-1, self.d_model)
         self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2
         self.grads["b_2"] += dout2.sum(axis=0)
-        d_pre = act_backward(_matmul_rows(dout, self.W_2.T), pre)
+        d_pre = act_backward(matmul_rows(dout, self.W_2.T), pre)
         d_pre2 = d_pre.reshape(-1, self.d_ff)
         self.grads["W_1"] += x.reshape(-1, self.d_model).T @ d_pre2
         self.grads["b_1"] += d_pre2.sum(axis=0)
-        return _matmul_rows(d_pre, self.W_1.T)
+        return matmul_rows(d_pre, self.W_1.T)

@@ -18,6 +18,7 @@ from .validation import (
     require_float_dtype,
     require_int,
     require_last_dim,
+    require_positions,
     require_real,
 )
 
@@ -41,15 +42,6 @@ def sinusoidal_encoding(max_len, d_model, dtype=np.float32):
     return pe.astype(dtype)
 
 
-def _check_positions(x, start, max_len):
-    start = require_int(start, "start", low=0)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., L, d_model), got shape {x.shape}")
-    if start + x.shape[-2] > max_len:
-        raise ValueError(f"positions {start}..{start + x.shape[-2] - 1} exceed "
-                         f"max_len={max_len}")
-
-
 class SinusoidalPositionalEncoding(Module):
     """x (..., L, d_model) -> x + PE[start:start+L]. No parameters.
     No notebook uses it by name: notebook 04 adds the table itself."""
@@ -62,7 +54,7 @@ class SinusoidalPositionalEncoding(Module):
     def forward(self, x, start=0):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        _check_positions(x, start, self.max_len)
+        start = require_positions(x, start, self.max_len)
         self.save_for_backward(x.shape)  # nothing to keep but that there was a forward
         return x + self.table[start:start + x.shape[-2]]
 
@@ -89,7 +81,7 @@ class LearnedPositionalEmbedding(Module):
     def forward(self, x, start=0):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        _check_positions(x, start, self.max_len)
+        start = require_positions(x, start, self.max_len)
         self.save_for_backward((start, x.shape[-2], x.ndim))
         return x + self.weight[start:start + x.shape[-2]]
 

@@ -19,11 +19,10 @@ from .fast.threads import with_chosen_threads
 from .module import Module, as_rng
 from .tokens import PAD_ID
 from .validation import (
+    require_cross_entropy_args,
     require_fits,
-    require_float_array,
     require_instance,
     require_int,
-    require_int_array,
     require_real,
 )
 
@@ -61,8 +60,8 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     that cannot occur (it gets probability 0); NaN and +inf are refused, and so is a scored
     target whose logit is -inf (its loss would be infinite).
     """
-    logits, targets, keep, eps = _validate_cross_entropy_args(logits, targets, ignore_index,
-                                                              label_smoothing)
+    logits, targets, keep, eps = require_cross_entropy_args(logits, targets, ignore_index,
+                                                            label_smoothing)
     V = logits.shape[-1]
     y = np.where(keep, targets.reshape(-1), 0)  # (N,) an ignored row scores class 0, times 0
     n = int(keep.sum())
@@ -80,37 +79,6 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     grad[rows, y] -= 1 - eps
     grad *= (keep / dtype.type(max(n, 1)))[:, None]
     return loss, grad.reshape(logits.shape)
-
-
-def _validate_cross_entropy_args(logits, targets, ignore_index, label_smoothing):
-    """(logits, targets, keep (N,) bool: the rows scored, ε), or an error naming what is
-    wrong."""
-    logits = require_float_array(logits, "logits")
-    targets = require_int_array(targets, "targets")
-    if ignore_index is not None:
-        ignore_index = require_int(ignore_index, "ignore_index")
-    eps = require_real(label_smoothing, "label_smoothing", 0, 1, high_open=True)
-    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
-        raise ValueError(f"targets of shape {targets.shape} do not match logits of shape "
-                         f"{logits.shape} (expected targets {logits.shape[:-1]})")
-    V = logits.shape[-1]
-    if V == 0:
-        raise ValueError(f"logits have no classes (shape {logits.shape}, V=0)")
-    if np.isnan(logits).any() or np.isposinf(logits).any():
-        raise ValueError("logits contain NaN or +inf")
-    if eps > 0 and np.isneginf(logits).any():
-        raise ValueError("label smoothing gives every class probability ε/V, so a class with "
-                         "logit -inf would make the loss infinite; use label_smoothing=0")
-    y = targets.reshape(-1)
-    keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
-    if keep.any() and (y[keep].min() < 0 or y[keep].max() >= V):
-        raise ValueError(f"targets must be ids in 0..{V - 1} (or ignore_index)")
-    scored = logits.reshape(-1, V)[keep, y[keep]]
-    if np.isneginf(scored).any():
-        where = np.unravel_index(np.flatnonzero(keep)[np.isneginf(scored)][0], targets.shape)
-        raise ValueError(f"the target at {tuple(map(int, where))} has logit -inf (probability 0; "
-                         "perhaps its whole row is masked), so the loss would be infinite")
-    return logits, targets, keep, eps
 
 
 def warmup_schedule(step, *, d_model, warmup, scale=1.0):
@@ -227,7 +195,7 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     The loop of notebook 08 §6.
 
     task: what to learn, any object with
-      - `sample(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
+      - `batch(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
         the target ids its logits are scored against;
       - `ignore_index`: the target id that is not scored (padding), or None;
       - optionally `evaluate(model, final) -> float`: an accuracy, measured at every report
@@ -243,8 +211,8 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     """
     config = dataclasses.replace(config, **changes)
     require_instance(model, Module, "model")
-    if not callable(getattr(task, "sample", None)):
-        raise TypeError(f"task must have a sample(rng, batch_size) method, got "
+    if not callable(getattr(task, "batch", None)):
+        raise TypeError(f"task must have a batch(rng, batch_size) method, got "
                         f"{type(task).__name__}")
     log_every = require_int(log_every, "log_every", low=1)
     if max_seconds is not None:
@@ -258,7 +226,7 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     losses, tokens, start = [], 0, time.perf_counter()
     interval_start = start
     for step in range(1, config.steps + 1):
-        inputs, targets = task.sample(rng, config.batch_size)
+        inputs, targets = task.batch(rng, config.batch_size)
         logits = model(*inputs)
         loss, dlogits = cross_entropy(logits, targets, task.ignore_index,
                                       config.label_smoothing)

@@ -4,8 +4,8 @@ report (shown by the notebook) and never raises; a hint appears only for the mis
 answer actually makes.
 
 The engine is `core.Exercise`; each nbXX module holds one notebook's exercises as data
-(cases, the reference, the known mistakes). EXERCISES maps every checker's name to its
-Exercise.
+(cases, the reference, the known mistakes), listed in its EXERCISES. EXERCISES_BY_CHECKER
+maps every checker's name to its Exercise.
 """
 
 from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
@@ -23,7 +23,8 @@ from .nb09 import *  # noqa: F403
 
 _NOTEBOOKS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09)
 
-EXERCISES = {exercise.checker: exercise for nb in _NOTEBOOKS for exercise in nb.EXERCISES}
+EXERCISES_BY_CHECKER = {exercise.checker: exercise for nb in _NOTEBOOKS
+                        for exercise in nb.EXERCISES}
 
 __all__ = ["CheckResult", "check_function", "describe_difference"] + [
     name for nb in _NOTEBOOKS for name in nb.__all__

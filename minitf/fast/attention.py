@@ -48,14 +48,16 @@ import math
 
 import numpy as np
 
-from ..attention import _validate_attention_inputs
-from ..validation import require_fits
+from ..validation import require_attention_inputs, require_fits, require_sizes
 from .threads import with_chosen_threads
+
+BLOCK_SCORES = 1 << 17  # about how many scores a block holds: 512 KiB of float32
+BOUND_FROM = 1 << 14  # from how many scores the Cauchy–Schwarz bound pays for itself
 
 
 @with_chosen_threads
-def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17,
-                      bound_from=1 << 14):
+def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=BLOCK_SCORES,
+                      bound_from=BOUND_FROM):
     """softmax(q kᵀ / √d_k) v a block at a time -> (out (..., L_q, d_v), weights (..., L_q, L_k)).
 
     The same arguments and results as `minitf.attention.scaled_dot_product_attention`.
@@ -64,7 +66,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     No notebook uses it; benchmarks/attention.py measures it.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    _require_positive(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
+    require_sizes(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
     require_fits(q.dtype.itemsize * math.prod(scores_shape), "the attention weights",
                  q=q.shape, k=k.shape, v=v.shape)
     weights = np.zeros(scores_shape, dtype=q.dtype)
@@ -83,8 +85,9 @@ def chunked_attention(q, k, v, mask=None, chunk_size=128):
     Measured by benchmarks/attention.py (peak memory); no notebook uses it.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    _require_positive(chunk_size=chunk_size)
-    return _attention_in_blocks(q, k, v, mask, scores_shape, chunk_size, 1 << 17, 1 << 14)
+    require_sizes(chunk_size=chunk_size)
+    return _attention_in_blocks(q, k, v, mask, scores_shape, chunk_size, BLOCK_SCORES,
+                                BOUND_FROM)
 
 
 def _attention_in_blocks(q, k, v, mask, scores_shape, block_rows, block_scores, bound_from,
@@ -199,7 +202,7 @@ def _row_blocks(mask, L_q, L_k, block_rows):
 
 
 def _prepare(q, k, v, mask):
-    q, k, v, mask = _validate_attention_inputs(q, k, v, mask)
+    q, k, v, mask = require_attention_inputs(q, k, v, mask)
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (
         q.shape[-2], k.shape[-2])
     if mask is not None:
@@ -208,8 +211,3 @@ def _prepare(q, k, v, mask):
                  q=q.shape, k=k.shape, v=v.shape)
     return q, k, v, mask, scores_shape
 
-
-def _require_positive(**sizes):
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")

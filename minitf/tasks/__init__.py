@@ -32,6 +32,8 @@ from .numbers import (
     make_batch,
     number_shape,
     parse_english,
+    require_numbers,
+    require_train_test,
     source_words,
     split,
     target_chars,
@@ -43,5 +45,6 @@ __all__ = [
     "SOURCE_VOCAB", "SPECIAL_TOKENS", "TARGET_VOCAB", "TENS", "UNITS", "UNK_ID", "NumberTask",
     "Vocab", "canonical_english", "chinese", "decode_source", "decode_target", "encode_source",
     "encode_target", "english", "exact_match", "make_batch", "number_shape", "pad",
-    "parse_english", "source_words", "split", "target_chars",
+    "parse_english", "require_numbers", "require_train_test", "source_words", "split",
+    "target_chars",
 ]

@@ -35,7 +35,7 @@ _WORD_VALUE = {**{w: i for i, w in enumerate(ONES)}, **{w: 20 + 10 * i for i, w 
 _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾": "use '十'"}
 
 
-def _check_number(n):
+def _require_number(n):
     return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
@@ -49,7 +49,7 @@ def _below_100_words(n):
 def english(n):
     """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return "zero"
     thousands, hundreds, rest = n // 1000, n // 100 % 10, n % 100
@@ -66,7 +66,7 @@ def english(n):
 def chinese(n):
     """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return DIGITS[0]
     if 10 <= n < 20:
@@ -306,6 +306,21 @@ def split(test_fraction=0.2, seed=0):
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
 
+def require_train_test(numbers):
+    """`numbers` for training (None: split()) -> (train, test), each a non-empty 1-D
+    int array of numbers in 0..9999; anything else is refused before a step is trained.
+    minitf.translator.train_translator and the torch engine use it; no notebook calls it by
+    name."""
+    if numbers is None:
+        return split()
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
+            or len(numbers) != 2:
+        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
+                         f"{shorten(numbers)}")
+    return tuple(require_numbers(part, f"numbers[{i}] ({what})")
+                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
+
+
 def make_batch(numbers):
     """Numbers (B,) -> (src, tgt_in, tgt_out), int64, padded with 0.
 
@@ -316,7 +331,7 @@ def make_batch(numbers):
     numbers = np.asarray(numbers)
     if numbers.ndim != 1:
         raise ValueError(f"expected a 1-D list of numbers, got shape {numbers.shape}")
-    numbers = [_check_number(n) for n in numbers.tolist()]
+    numbers = [_require_number(n) for n in numbers.tolist()]
     if not numbers:
         raise ValueError("make_batch needs at least one number")
     src = pad([encode_source(english(n)) for n in numbers])
@@ -382,7 +397,7 @@ class NumberTask:
     """The number task as `minitf.train.train` takes it: training pairs, each encoded once,
     and held-out numbers to measure the exact match on. Notebook 08 §6.
 
-    `sample(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
+    `batch(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
     A uniform draw would rarely show the short numbers people type first: 0..99 are 1% of
     0..9999 and the round thousands 0.09%. So a share `by_shape` of the draws picks a shape
     (number_shape) uniformly, then a number of that shape; the rest are uniform.
@@ -403,7 +418,7 @@ class NumberTask:
         self.tgt_len = (self.tgt_out != PAD_ID).sum(axis=1)
         self.p = draw_probabilities(train_numbers, by_shape)
 
-    def sample(self, rng, batch_size):
+    def batch(self, rng, batch_size):
         rows = rng.choice(len(self.src), size=batch_size, p=self.p)
         ls, lt = self.src_len[rows].max(), self.tgt_len[rows].max()
         return (self.src[rows, :ls], self.tgt_in[rows, :lt]), self.tgt_out[rows, :lt]

@@ -24,7 +24,7 @@ import numpy as np
 from ..attention import padding_mask
 from ..encoder import Encoder
 from ..layers import glorot_uniform
-from ..module import Module, as_rng
+from ..module import Module, as_rng, no_grad
 from ..positional import EmbeddingWithPositions
 from ..tokens import PAD_ID, pad
 from ..train import TrainConfig, train
@@ -108,15 +108,15 @@ def pairs(held_out):
             if ((i + j) % HELD_OUT_EVERY == 0) == held_out]
 
 
-MAX_SAMPLE = 1_000_000  # sentences one call of sample draws (about 15 s of work)
+MAX_SENTENCES = 1_000_000  # sentences one call of sentences() draws (about 15 s of work)
 
 
-def sample(rng, n, held_out=False):
+def sentences(rng, n, held_out=False):
     """n random Examples whose (referent, adjective) pair is from the training pairs, or
     from the held-out pairs; the other noun, verb, order and opening drawn at random.
-    At most MAX_SAMPLE at once (a batch or a test set is far smaller). Notebook 09 §1."""
+    At most MAX_SENTENCES at once (a batch or a test set is far smaller). Notebook 09 §1."""
     rng = as_rng(rng)
-    n = require_int(n, "n", low=0, high=MAX_SAMPLE)
+    n = require_int(n, "n", low=0, high=MAX_SENTENCES)
     chosen = pairs(held_out)
     out = []
     for _ in range(n):
@@ -154,7 +154,7 @@ def make_batch(examples):
         raise ValueError(f"examples must be a non-empty list of Examples, got "
                          f"{type(examples).__name__}{'' if examples else ' (empty)'}")
     if not all(isinstance(e, Example) for e in examples):
-        raise TypeError("examples must be Examples (from referent.sentence or referent.sample)")
+        raise TypeError("examples must be Examples (from referent.sentence or referent.sentences)")
     tokens = pad([encode(e.words) for e in examples])
     it = np.array([e.it for e in examples], dtype=np.int64)
     referent = np.array([e.referent for e in examples], dtype=np.int64)
@@ -295,7 +295,8 @@ def accuracy(model, examples):
     """Fraction of examples whose referent gets the largest pointer logit. Notebook 09 §4."""
     require_instance(model, ReferentModel, "model")
     tokens, it, referent = make_batch(examples)
-    return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
+    with no_grad():  # a look: nothing is kept for a backward
+        return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
 
 
 class ReferentTask:
@@ -305,8 +306,8 @@ class ReferentTask:
 
     ignore_index = None
 
-    def sample(self, rng, batch_size):
-        tokens, it, referent = make_batch(sample(rng, batch_size))
+    def batch(self, rng, batch_size):
+        tokens, it, referent = make_batch(sentences(rng, batch_size))
         return (tokens, it), referent
 
 

@@ -102,7 +102,7 @@ class SequenceTask:
     `by_shape` shape by shape), and the exact match on held-out numbers.
     Notebook 11 (no notebook yet).
 
-    `sample(rng, B)` -> ((tokens,), targets): a batch for GPT.forward, trimmed of the columns
+    `batch(rng, B)` -> ((tokens,), targets): a batch for GPT.forward, trimmed of the columns
     that are padding in every row. `evaluate(model, final)` is the exact match on `eval_size`
     of the test numbers, drawn from `rng` now, or on all of them when `final`.
     """
@@ -118,7 +118,7 @@ class SequenceTask:
         self.tokens, self.targets = make_batch(train_numbers)
         self.lengths = (self.tokens != PAD_ID).sum(axis=1)
 
-    def sample(self, rng, batch_size):
+    def batch(self, rng, batch_size):
         rows = rng.choice(len(self.tokens), size=batch_size, p=self.p)
         L = self.lengths[rows].max()
         return (self.tokens[rows, :L],), self.targets[rows, :L]

@@ -29,7 +29,6 @@ from ..validation import (
     require_bool,
     require_instance,
     require_int,
-    require_int_array,
     require_real,
     shorten,
 )
@@ -120,7 +119,7 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
     if max_seconds is not None:
         require_real(max_seconds, "max_seconds", low=0)
     rng = np.random.default_rng(require_int(seed, "seed", low=0))
-    train_numbers, test_numbers = check_numbers(numbers)
+    train_numbers, test_numbers = tasks.require_train_test(numbers)
     task = tasks.NumberTask(train_numbers, test_numbers, by_shape=by_shape,
                             eval_size=eval_size, rng=rng)  # draws the evaluation numbers first
     stream = stream or sys.stdout
@@ -131,31 +130,6 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
 
     return train(model, task, config, rng=rng, log_every=log_every, max_seconds=max_seconds,
                  on_report=report if verbose else None)
-
-
-def check_numbers(numbers):
-    """`numbers` for training (None: tasks.split()) -> (train, test), each a non-empty 1-D
-    int array of numbers in 0..9999; anything else is refused before a step is trained.
-    train_translator and the torch engine use it; no notebook calls it by name."""
-    if numbers is None:
-        return tasks.split()
-    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
-            or len(numbers) != 2:
-        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
-                         f"{shorten(numbers)}")
-    return tuple(_number_array(part, f"numbers[{i}] ({what})")
-                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
-
-
-def _number_array(values, name):
-    array = require_int_array(values, name)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
-                         f"{array.shape}")
-    if array.min() < 0 or array.max() > tasks.MAX_NUMBER:
-        raise ValueError(f"{name} must hold numbers in 0..{tasks.MAX_NUMBER}, got "
-                         f"{array.min() if array.min() < 0 else array.max()}")
-    return array
 
 
 def translate(texts, *, checkpoint=None, beam_size=1):

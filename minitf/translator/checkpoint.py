@@ -74,7 +74,7 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     arrays.update({key: np.array(vocab.tokens) for key, vocab in vocabs.items()
                    if vocab is not None})
     try:
-        _check_as_the_loader_would(arrays)
+        _require_as_the_loader_would(arrays)
     except ValueError as e:
         raise ValueError(f"{path}: not saved: {e}") from None
     try:
@@ -234,14 +234,14 @@ def _load(file):
         if len(stored) == 1:
             raise ValueError(f"the file holds {stored[0]} but not the other vocabulary")
         if stored:
-            _check_vocab_sizes(config, headers)
+            _require_vocab_sizes(config, headers)
             source_vocab, target_vocab = (
                 _vocab(key, headers[key], lambda key=key: _array(archive, members[key]))
                 for key in VOCAB_MEMBERS)
         params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
                   if k.startswith(PARAM_PREFIX)}
-        dtype = _check_weights_fit(config, params)
-        _check_every_weight(config, params)
+        dtype = _require_weights_fit(config, params)
+        _require_every_weight(config, params)
         model = Transformer.from_config(config, dtype=dtype, rng=0)
         state = {name: _array(archive, members[PARAM_PREFIX + name]) for name in params}
     _require_finite(state)
@@ -251,7 +251,7 @@ def _load(file):
     return model, meta
 
 
-def _check_as_the_loader_would(arrays):
+def _require_as_the_loader_would(arrays):
     """The checks _load makes, on the arrays a save is about to write (member name -> array),
     so that save_checkpoint never writes a file load_checkpoint refuses."""
     headers = {key: (a.shape, a.dtype) for key, a in arrays.items()}
@@ -260,12 +260,12 @@ def _check_as_the_loader_would(arrays):
     config = _config(_json(str(arrays["config"]), "config"))
     _json(str(arrays["metadata"]), "metadata")
     if "source_vocab" in arrays:
-        _check_vocab_sizes(config, headers)
+        _require_vocab_sizes(config, headers)
         for key in VOCAB_MEMBERS:
             _vocab(key, headers[key], lambda key=key: arrays[key])
     params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items() if k.startswith(PARAM_PREFIX)}
-    _check_weights_fit(config, params)
-    _check_every_weight(config, params)
+    _require_weights_fit(config, params)
+    _require_every_weight(config, params)
     _require_finite({k[len(PARAM_PREFIX):]: a for k, a in arrays.items()
                      if k.startswith(PARAM_PREFIX)})
 
@@ -346,7 +346,7 @@ def _config(config):
     return TransformerConfig(**config)
 
 
-def _check_weights_fit(config, params):
+def _require_weights_fit(config, params):
     """The one float dtype of the weights, after checking that the arrays' shapes agree with
     the config's sizes (so a config cannot make us allocate more than the file holds)."""
     dtypes = sorted({str(dtype) for _, dtype in params.values()})
@@ -367,7 +367,7 @@ def _check_weights_fit(config, params):
     return dtypes[0]
 
 
-def _check_every_weight(config, params):
+def _require_every_weight(config, params):
     """The file holds exactly the parameters the config implies, each with its shape: checked
     before the model is built, from a one-layer model's shapes (its sizes already checked
     against the file) repeated num_layers times."""
@@ -393,7 +393,7 @@ def _check_every_weight(config, params):
         raise ValueError(f"the weights do not fit the config: {'; '.join(problems[:3])}{more}")
 
 
-def _check_vocab_sizes(config, headers):
+def _require_vocab_sizes(config, headers):
     """The stored vocabularies' lengths are the config's sizes (checked on their headers,
     before a Vocab is built)."""
     sizes = (config.src_vocab_size, config.tgt_vocab_size)

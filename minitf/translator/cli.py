@@ -68,7 +68,7 @@ def _blas_threads(args):
     return 1
 
 
-def _check_out(out):
+def _require_out(out):
     """--out must name a file, or nothing yet, in a folder that exists and can be written
     to; a device such as /dev/null, a FIFO or a socket is not replaced (check_save_path)."""
     path = Path(out)
@@ -93,7 +93,7 @@ def _check_out(out):
                          f"({e.strerror or e})") from None
 
 
-def _check_train_options(args):
+def _require_train_options(args):
     """Every train option, checked before anything is trained."""
     require_int(args.steps, "--steps", low=1)
     require_int(args.seed, "--seed", low=0)
@@ -104,7 +104,7 @@ def _check_train_options(args):
     require_int(args.nproc, "--nproc", low=1)
     if args.engine == "numpy" and (args.nproc, args.device) != (1, "cpu"):
         raise ValueError("--nproc and --device need --engine torch")
-    _check_out(args.out)
+    _require_out(args.out)
 
 
 def _train(args):
@@ -176,8 +176,9 @@ def _train_with_torch(args, config, numbers, header, eval_name):
         if e.name != "torch":
             raise
         raise ValueError("--engine torch needs PyTorch: install it with `make torch`") from None
-    return train_with_torch(config, nproc=args.nproc, device=args.device, seed=args.seed,
-                            numbers=numbers, max_seconds=args.max_seconds,
+    return train_with_torch(config, model_config=TRANSLATOR_CONFIG, numbers=numbers,
+                            by_shape=BY_SHAPE, nproc=args.nproc, device=args.device,
+                            seed=args.seed, max_seconds=args.max_seconds,
                             verbose=not args.quiet, threads=args.threads, header=header,
                             eval_name=eval_name)
 
@@ -208,7 +209,7 @@ def _add_train(commands):
                         "its share of every batch (default %(default)s)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="with --engine torch: where each process computes (default %(default)s)")
-    p.set_defaults(run=_train, check=_check_train_options)
+    p.set_defaults(run=_train, validate=_require_train_options)
 
 
 # translate
@@ -304,7 +305,7 @@ def _write_lines(lines):
         raise OutputError(f"cannot write the translations to stdout: {e.strerror or e}") from None
 
 
-def _check_translate_options(args):
+def _require_translate_options(args):
     require_int(args.beam, "--beam", low=1, high=MAX_BEAM)
 
 
@@ -322,7 +323,7 @@ def _add_translate(commands):
                    help="a checkpoint saved by train (default: the shipped weights)")
     p.add_argument("--beam", type=int, default=1,
                    help=f"beam size, 1..{MAX_BEAM} (default 1: greedy)")
-    p.set_defaults(run=_translate, check=_check_translate_options)
+    p.set_defaults(run=_translate, validate=_require_translate_options)
 
 
 def _parser():
@@ -342,7 +343,7 @@ def main(argv=None):
     args = _parser().parse_args(words)
     args.command_line = shlex.join(["python", "-m", "minitf", *words])
     try:
-        args.check(args)
+        args.validate(args)
         return args.run(args)
     except KeyboardInterrupt:
         return 130

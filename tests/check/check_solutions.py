@@ -7,7 +7,7 @@ from pathlib import Path
 
 import course_format as fmt
 
-from minitf.check import EXERCISES
+from minitf.check import EXERCISES_BY_CHECKER
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -26,7 +26,7 @@ def imports(nb):
     return found
 
 
-def notebook_solutions(checkers=frozenset(EXERCISES), paths=None):
+def notebook_solutions(checkers=frozenset(EXERCISES_BY_CHECKER), paths=None):
     """checker name -> the learner's function, built from the exercise's solution cell, for
     the exercises that call one of `checkers` in `paths` (default: every notebook)."""
     found = {}

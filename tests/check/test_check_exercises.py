@@ -11,13 +11,13 @@ from check_solutions import SOLUTIONS
 import minitf.check
 from minitf import tasks
 from minitf.attention import padding_mask, scaled_dot_product_attention, softmax
-from minitf.check import EXERCISES
+from minitf.check import EXERCISES_BY_CHECKER
 from minitf.check.core import NOT_WRITTEN
 from minitf.module import Module
 from minitf.multihead import merge_heads, split_heads
 from minitf.tasks import referent
 
-CHECKERS = sorted(EXERCISES)
+CHECKERS = sorted(EXERCISES_BY_CHECKER)
 
 
 # --------------------------------------------------------------- in-place versions
@@ -329,15 +329,15 @@ def checker(name):
 
 def test_every_checker_is_tested_and_exported():
     exported = {n for n in minitf.check.__all__ if n.startswith("check_") and n != "check_function"}
-    assert exported == set(EXERCISES) == set(SOLUTIONS) == set(IN_PLACE)
-    assert len(EXERCISES) == 32
+    assert exported == set(EXERCISES_BY_CHECKER) == set(SOLUTIONS) == set(IN_PLACE)
+    assert len(EXERCISES_BY_CHECKER) == 32
 
 
 @pytest.mark.parametrize("name", CHECKERS)
 def test_the_notebook_solution_passes(name):
     result = checker(name)(SOLUTIONS[name])
     assert result.passed and result.status == "pass" and bool(result), str(result)
-    assert str(result).startswith(f"✓ {EXERCISES[name].name}: pass")
+    assert str(result).startswith(f"✓ {EXERCISES_BY_CHECKER[name].name}: pass")
     assert result.hints == []
 
 
@@ -377,12 +377,12 @@ def test_a_right_answer_that_spoils_its_inputs_passes(name):
     assert result.passed, str(result)
 
 
-MISTAKES = [(name, i) for name in CHECKERS for i in range(len(EXERCISES[name].mistakes))]
+MISTAKES = [(name, i) for name in CHECKERS for i in range(len(EXERCISES_BY_CHECKER[name].mistakes))]
 
 
 @pytest.mark.parametrize(("name", "index"), MISTAKES)
 def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
-    mistake = EXERCISES[name].mistakes[index]
+    mistake = EXERCISES_BY_CHECKER[name].mistakes[index]
     result = checker(name)(mistake.fn)
     assert result.status == "fail"
     assert result.hints == [mistake.hint], str(result)
@@ -390,7 +390,7 @@ def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
 
 
 def test_every_checker_knows_some_mistakes():
-    assert all(EXERCISES[name].mistakes for name in CHECKERS)
+    assert all(EXERCISES_BY_CHECKER[name].mistakes for name in CHECKERS)
     assert len(MISTAKES) >= 100
 
 
@@ -401,7 +401,7 @@ def test_not_written_yet(name):
 
     result = checker(name)(mine)
     assert result.status == "not written" and not result
-    assert str(result) == f"✗ {EXERCISES[name].name}: not yet\n  {NOT_WRITTEN}"
+    assert str(result) == f"✗ {EXERCISES_BY_CHECKER[name].name}: not yet\n  {NOT_WRITTEN}"
 
 
 class Unreadable:
@@ -482,7 +482,7 @@ def test_hostile_answers_are_reported_not_raised(name, kind):
     result = checker(name)(hostile_answers(name)[kind])
     text = str(result)
     assert result.status == "fail" and not result, text
-    assert text.startswith(f"✗ {EXERCISES[name].name}: not yet")
+    assert text.startswith(f"✗ {EXERCISES_BY_CHECKER[name].name}: not yet")
     assert len(result.cases) >= 1 and "  case " in text, text
     assert result.hints == [], text  # nothing hostile is one of the known mistakes
 
@@ -753,21 +753,21 @@ def test_cross_attention_by_hand_is_right_without_its_slips():
 def test_softmax_cases_catch_a_shift_that_is_no_row_max(x, wrong):
     """Subtracting the row's min, or the whole array's max, gives NaN on a case of the
     checker's, where softmax does not."""
-    cases = [np.asarray(c.args[0]).tolist() for c in EXERCISES["check_softmax"].cases()]
+    cases = [np.asarray(c.args[0]).tolist() for c in EXERCISES_BY_CHECKER["check_softmax"].cases()]
     assert x in cases
     with np.errstate(all="ignore"):
         assert np.isnan(wrong(np.array(x))).any() and not np.isnan(softmax(np.array(x))).any()
 
 
 def test_attention_has_rows_more_than_800_apart():
-    Q, K, _ = EXERCISES["check_attention"].cases()[-1].args
+    Q, K, _ = EXERCISES_BY_CHECKER["check_attention"].cases()[-1].args
     scores = Q @ K.T / np.sqrt(Q.shape[-1])
     assert np.ptp(scores.max(axis=-1)) > 800
 
 
 def test_one_head_is_one_head():
     for name in ("check_split_heads", "check_merge_heads", "check_multi_head"):
-        notes = [c.note for c in EXERCISES[name].cases()]
+        notes = [c.note for c in EXERCISES_BY_CHECKER[name].cases()]
         assert any("1 head" in n and "1 heads" not in n for n in notes), notes
         assert not any("1 heads" in n for n in notes), notes
 

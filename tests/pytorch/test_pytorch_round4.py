@@ -7,7 +7,7 @@ import torch
 import minitf.pytorch.engine as engine
 from minitf import tasks
 from minitf.pytorch import greedy_decode, to_torch
-from minitf.translator import new_model
+from minitf.translator import BY_SHAPE, TRANSLATOR_CONFIG, TRANSLATOR_TRAINING, new_model
 
 TINY = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 
@@ -33,4 +33,6 @@ def test_more_processes_than_gpus_are_refused_before_spawning(monkeypatch):
     monkeypatch.setattr(engine.mp, "spawn", lambda *a, **k: pytest.fail("spawned"))
     with pytest.raises(ValueError, match="nproc=2 processes on cuda need a GPU each; this "
                                          "machine has 1"):
-        engine.train_with_torch(nproc=2, device="cuda", steps=1, batch_size=4)
+        engine.train_with_torch(TRANSLATOR_TRAINING, model_config=TRANSLATOR_CONFIG,
+                                numbers=None, by_shape=BY_SHAPE, nproc=2, device="cuda",
+                                steps=1, batch_size=4)

@@ -126,7 +126,10 @@ def test_estimates_count_the_float64_draw_and_the_gradient(monkeypatch):
         with pytest.raises(ValueError, match=f"^{named} would need 748 MiB"):
             build()
     config = TransformerConfig(400_000, 10, d_model=64)  # its float32 estimate fits
-    assert model_module._bytes_to_build(config, 4) < 2**29 < model_module._bytes_to_build(config, 8)
+    vocabs, weights = ("src_vocab_size", "tgt_vocab_size"), model_module._num_weights
+    model_module.require_model_fits(config, vocabs, weights, np.float32)
+    with pytest.raises(ValueError, match="would need .* for the model's float64 weights"):
+        model_module.require_model_fits(config, vocabs, weights, np.float64)
     with pytest.raises(ValueError, match="would need .* for the model's float64 weights"):
         Transformer(400_000, 10, d_model=64, dtype=np.float64)
 

@@ -116,13 +116,13 @@ def test_the_task_draws_training_numbers_only_as_number_task_does():
     train_numbers, test_numbers = split()
     task = SequenceTask(train_numbers, test_numbers, eval_size=300, rng=0)
     np.testing.assert_array_equal(task.p, tasks.NumberTask(train_numbers, test_numbers).p)
-    (tokens,), targets = task.sample(np.random.default_rng(0), 500)
+    (tokens,), targets = task.batch(np.random.default_rng(0), 500)
     assert tokens.shape == targets.shape and (tokens[:, -1] != PAD).any()  # trimmed
     drawn = [tasks.parse_english(" ".join(w for w in words(row) if w in NUMBER_WORDS))
              for row in tokens]
     assert np.isin(drawn, train_numbers).all()
     assert len(task.eval_numbers) == 300 and np.isin(task.eval_numbers, test_numbers).all()
-    (again,), _ = task.sample(np.random.default_rng(0), 500)
+    (again,), _ = task.batch(np.random.default_rng(0), 500)
     np.testing.assert_array_equal(tokens, again)
     assert task.ignore_index == PAD
 
