@@ -78,9 +78,3 @@ def gradient_check(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5
         numeric = numerical_gradient(loss, x, eps, idx)
         errors[name] = relative_error(analytic.reshape(-1)[idx], numeric.reshape(-1)[idx])
     return errors
-
-
-# The old name, kept only until notebooks 08 and 09 import gradient_check by its own name
-# (their import cells read `check_module as gradient_check`). Then delete it:
-# tests/reference/test_docstrings.py fails for it once no notebook names check_module.
-check_module = gradient_check

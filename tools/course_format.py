@@ -139,6 +139,16 @@ def exercise_minutes(cell):
     return cell.get("metadata", {}).get("minitf", {}).get("minutes")
 
 
+def opening(nb):
+    """The cells before the notebook's first section ('## ' heading): its title and goal."""
+    cells = []
+    for cell in nb["cells"]:
+        if any(level == 2 for level, _ in headings(cell)) and not has(cell, "notes"):
+            break
+        cells.append(cell)
+    return cells
+
+
 def is_lecture(nb):
     """Whether the notebook's lecture is authored (metadata.minitf.lecture)."""
     return nb.get("metadata", {}).get("minitf", {}).get("lecture") is True
@@ -393,9 +403,10 @@ def validate(nb, path):
     if not _whole_minutes(minutes):
         problems.append(f"{name}: metadata.minitf.minutes (the core path's minutes) is "
                         f"{minutes!r}, expected a positive whole number")
-    elif nb["cells"] and not re.search(rf"(?<!\d){minutes}(?!\d)", source(nb["cells"][0])):
-        bad(0, f"the first cell does not state the core path's {minutes} minutes "
-               "(metadata.minitf.minutes)")
+    elif nb["cells"] and not any(re.search(rf"(?<!\d){minutes}(?!\d)", source(c))
+                                 for c in opening(nb) if not has(c, "notes")):
+        bad(0, f"the notebook's opening (its cells before the first section) does not state "
+               f"the core path's {minutes} minutes (metadata.minitf.minutes)")
     return problems
 
 

@@ -119,8 +119,8 @@ def test_the_stated_minutes_are_checked(tmp_path):
     nb = _notebook(*GOOD_EXERCISE)
     nb["cells"][0]["source"] = "# Title\n\nAbout 13 minutes."
     assert fmt.validate(nb, tmp_path / "a.ipynb") == [
-        "a.ipynb cell 0 (title): the first cell does not state the core path's 12 minutes "
-        "(metadata.minitf.minutes)"]
+        "a.ipynb cell 0 (title): the notebook's opening (its cells before the first section) "
+        "does not state the core path's 12 minutes (metadata.minitf.minutes)"]
     del nb["metadata"]["minitf"]
     assert "metadata.minitf.minutes" in fmt.validate(nb, tmp_path / "a.ipynb")[0]
 

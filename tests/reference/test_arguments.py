@@ -302,8 +302,7 @@ def test_every_public_callable_is_listed():
                  # and functions of the package's own, never a learner's
                  "check_config", "require_model_fits", "require_numbers",
                  "matmul_rows",  # the layers call it on arrays they have checked
-                 "is_grad_enabled",  # takes no argument
-                 "check_module"}  # gradient_check's old name, until notebooks 08 and 09 drop it
+                 "is_grad_enabled"}  # takes no argument
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",
