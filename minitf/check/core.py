@@ -14,23 +14,24 @@ function with the learner's signature and a hint). `Exercise.check(fn)`:
 4. never raises: whatever the learner's function returns or raises, or if it is not a
    function at all, the result is a `CheckResult` that says what happened;
 5. stops a case that runs longer than TIME_LIMIT seconds (a loop that never ends) and reports
-   it, where it can: in the main thread of a system with SIGALRM (a notebook's kernel runs
-   there); elsewhere, or inside a shorter alarm of the caller's, there is no limit.
+   it, even when the learner's code catches every exception (`limit.time_limit`); the
+   comparison of what it returned runs under the same limit. Where there is no SIGALRM, off
+   the main thread, or inside a shorter alarm of the caller's, there is no limit.
 
 The result is structured (`status`, per-case reports) and renders itself as the short text
 the notebooks show.
 """
 
 import copy
-import signal
-import threading
-import time
+import itertools
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from .limit import TooSlow as _TooSlow
+from .limit import time_limit
 
 NOT_WRITTEN = "not written yet: replace `raise NotImplementedError` with your code"
 # Seconds one case may take. The slowest case of any built-in checker's right answer (the
@@ -188,7 +189,9 @@ def _as_numbers(got):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             arr = np.asarray(got)
-    except Exception:  # noqa: BLE001 - ragged lists, objects that refuse: reported
+    except (KeyboardInterrupt, _TooSlow):
+        raise
+    except BaseException:  # noqa: BLE001 - ragged lists, objects that refuse (even SystemExit)
         return None, f"returned {kind_of(got)}, which is not an array of numbers"
     if arr.dtype.kind not in "biuf":
         return None, f"returned {kind_of(got)}, expected numbers"
@@ -285,44 +288,6 @@ class Mistake:
 
 class _NotWritten(Exception):
     pass
-
-
-class _TooSlow(BaseException):
-    """Raised into the learner's code when its case runs out of time (a BaseException, so
-    that an `except Exception` in that code does not swallow it)."""
-
-
-@contextmanager
-def time_limit(seconds):
-    """Raise _TooSlow inside the block once it has run `seconds` (SIGALRM). No limit when
-    seconds is None, off the main thread, without setitimer, or when the caller's own alarm
-    would ring first (it is restored afterwards, less the time spent)."""
-    if (seconds is None or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()):
-        yield
-        return
-    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
-    if outer_left and outer_left <= seconds:
-        yield
-        return
-    active = True
-
-    def stop(signum, frame):
-        if active:
-            raise _TooSlow()
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    start = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        active = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
-        if outer_left:
-            left = outer_left - (time.monotonic() - start)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
 
 
 def _innermost_function(error):
@@ -424,7 +389,9 @@ class Exercise:
                 if self.compare is not None:
                     return self.compare(got, expected)
                 return describe_difference(got, expected, self.rtol, self.atol, self.labels)
-        except Exception as error:  # noqa: BLE001 - an answer the comparison cannot read
+        except (KeyboardInterrupt, _TooSlow):
+            raise
+        except BaseException as error:  # noqa: BLE001 - an answer the comparison cannot read
             return f"returned something the checker cannot read ({type(error).__name__}: {error})"
 
     def describe_case(self, case):
@@ -451,12 +418,12 @@ class Exercise:
         got, expected, problems = [], [], []
         try:
             for number, case in enumerate(cases, 1):
-                want, out = self._expected_and_output(fn, case)
+                want, out, problem = self._expected_and_output(fn, case)
                 if isinstance(want, Raised):
                     return self._reference_failed(want, number, case)
                 expected.append(want)
                 got.append(out)
-                problems.append(self.differs(out, want))
+                problems.append(problem)
         except _NotWritten:
             return CheckResult(self.name, "not written", len(cases))
         except _TooSlow:
@@ -473,18 +440,19 @@ class Exercise:
         return CheckResult(self.name, "fail", len(cases), reports, task)
 
     def _expected_and_output(self, fn, case):
-        """(the reference's output, fn's output) on one case: fn's under the time limit, and
-        the reference's too when it is the caller's own; (Raised, None) if the reference
-        raised. _TooSlow leaves it."""
+        """(the reference's output, fn's output, what differs) on one case: fn's output and
+        its comparison under the time limit, and the reference's too when it is the caller's
+        own; (Raised, None, None) if the reference raised. _TooSlow leaves it."""
         if self.yours:
             with self._limit():
                 want = self._expected(case)
         else:
             want = self._expected(case)
         if isinstance(want, Raised):
-            return want, None
+            return want, None, None
         with self._limit():
-            return want, self._run(fn, case)
+            out = self._run(fn, case)
+            return want, out, self.differs(out, want)
 
     def _too_slow(self, fn, number, case, total):
         seconds = TIME_LIMIT if self.time_limit is None else self.time_limit
@@ -514,7 +482,7 @@ class Exercise:
                     wrong = Raised(NotImplementedError, "")
                 if isinstance(out, Raised) and not isinstance(wrong, Raised):
                     continue  # no output to compare on this case
-                if self.differs(out, wrong) is not None:
+                if not self._same(out, wrong):
                     break
                 if problems[i] and first is None:
                     first = i
@@ -522,6 +490,15 @@ class Exercise:
                 if first is not None:
                     return first, mistake.hint
         return None, None
+
+    def _same(self, got, wrong):
+        """True when the learner's output `got` counts as the mistake's (compared under the
+        time limit: what the learner returned may be slow to read)."""
+        try:
+            with self._limit():
+                return self.differs(got, wrong) is None
+        except _TooSlow:
+            return False
 
     def _internal_error(self, error):
         return CheckResult(self.name, "fail", message=(
@@ -534,7 +511,7 @@ def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=
     with no known mistakes: a quick checker for a function of your own. Never raises: a
     mistake in its own arguments (cases that are not tuples, a reference that raises) is
     reported as yours. time_limit: seconds per case (None: TIME_LIMIT)."""
-    cases, problem = _argument_tuples(cases)
+    cases, problem = _argument_tuples(cases, TIME_LIMIT if time_limit is None else time_limit)
     if problem is None and not callable(reference):
         problem = f"reference must be a function, got {kind_of(reference)}"
     if problem is not None:
@@ -545,15 +522,29 @@ def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=
     return exercise.check(fn)
 
 
-def _argument_tuples(cases):
-    """(cases as a list, None), or (None, what is wrong with them)."""
+MAX_CASES = 1000  # check_function's cases, at most (an endless generator is refused)
+
+
+def _argument_tuples(cases, seconds):
+    """(cases as a list, None), or (None, what is wrong with them). A generator of cases
+    runs under the time limit (`seconds`)."""
     example = "e.g. [(x1,), (x2,)] for a function of one argument"
     try:
         if isinstance(cases, (str, bytes, np.ndarray)):
             raise TypeError
-        cases = list(cases)
+        with time_limit(seconds):
+            cases = list(itertools.islice(cases, MAX_CASES + 1))
     except TypeError:
         return None, f"cases must be a list of argument tuples, {example}; got {kind_of(cases)}"
+    except _TooSlow:
+        return None, f"making the cases took longer than {seconds:g} s"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the caller's generator: reported
+        return None, f"making the cases {Raised(type(error), str(error))}"
+    if len(cases) > MAX_CASES:
+        return None, (f"cases has more than {MAX_CASES} tuples (an endless generator?): "
+                      f"give at most {MAX_CASES}")
     if not cases:
         return None, f"cases is empty: give at least one tuple of arguments, {example}"
     for i, case in enumerate(cases):
