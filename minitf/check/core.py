@@ -142,24 +142,44 @@ def _fmt(value, digits=4):
         return repr(value)
 
 
-def got_expected(got, expected):
-    """"got X, expected Y" with enough digits to tell two different numbers apart: 4
-    significant digits, more when those print the same, and then the difference too
-    ("got 0.0606868, expected 0.0606917 (a difference of 4.9e-06)")."""
-    shown = _fmt(got), _fmt(expected)
-    if shown[0] != shown[1]:
-        return f"got {shown[0]}, expected {shown[1]}"
-    for digits in range(5, 18):
-        shown = _fmt(got, digits), _fmt(expected, digits)
+NEAR = 1e-2  # a relative gap below this is a near miss: digits to tell apart, and the gap
+
+
+def _as_float(value):
+    """float(value) for a real number that is not a bool or an int; None otherwise."""
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def got_expected(got, expected, tolerance=None):
+    """"got X, expected Y", the two numbers printed so that they read as two numbers. Plainly
+    different ones get 4 significant digits ("got 9, expected 6"); for a near miss (less than 1 %
+    apart) both get the same number of significant digits, as many as it takes to tell them
+    apart, and the gap follows, with the tolerance it exceeds:
+    "got 0.06070, expected 0.06069 (off by 1.0e-05, tolerance 1.6e-06)"."""
+    g, e = _as_float(got), _as_float(expected)
+    if g is None or e is None or not (np.isfinite(g) and np.isfinite(e)):
+        return f"got {_fmt(got)}, expected {_fmt(expected)}"
+    gap = abs(g - e)
+    if gap >= NEAR * max(abs(g), abs(e)):
+        return f"got {_fmt(g)}, expected {_fmt(e)}"
+    for digits in range(4, 18):  # "#" keeps the trailing zeros: 0.06070, not 0.0607
+        shown = [f"{x:#.{digits}g}".rstrip(".") for x in (g, e)]
         if shown[0] != shown[1]:
             break
-    try:
-        with np.errstate(all="ignore"):
-            gap = abs(float(got) - float(expected))
-        by = f" (a difference of {gap:.2g})"
-    except (TypeError, ValueError):
-        by = ""
-    return f"got {shown[0]}, expected {shown[1]}{by}"
+    off = f"off by {gap:.1e}"
+    if tolerance is not None:
+        off += f", tolerance {tolerance:.2g}"
+    return f"got {shown[0]}, expected {shown[1]} ({off})"
+
+
+def _at(index):
+    """An array index as numpy writes it: [1, 2]."""
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
 def kind_of(value):
@@ -236,11 +256,14 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
         wrong = np.argwhere(~close)
     if len(wrong) == 0:
         return None
-    if expected.ndim == 0:
-        return got_expected(arr.item(), expected.item())
     where = tuple(int(i) for i in wrong[0])
-    return (f"{len(wrong)} of {expected.size} entries differ; first at index {where}: "
-            f"{got_expected(arr[where], expected[where])}")
+    tolerance = None
+    if expected.dtype.kind == "f":
+        tolerance = atol + rtol * abs(float(expected[where]))
+    if expected.ndim == 0:
+        return got_expected(arr.item(), expected.item(), tolerance)
+    return (f"{len(wrong)} of {expected.size} entries differ; first at {_at(where)}: "
+            f"{got_expected(arr[where], expected[where], tolerance)}")
 
 
 # ------------------------------------------------------------- describing a case

@@ -737,7 +737,7 @@ def test_the_report_says_which_case_failed_and_what_was_asked():
         "  asked: naive_softmax(x) should return the softmax of x along its last axis "
         "(each row sums to 1), without overflow",
         "  case 3: x (3,) = [1000. 999. 998.] — large entries",
-        "    3 of 3 entries differ; first at index (0,): got nan, expected 0.6652",
+        "    3 of 3 entries differ; first at [0]: got nan, expected 0.6652",
     ]
     assert "    hint: exp(1000) overflows" in text
     assert "case 4: x (2,) = [-1000. -1001.]" in text and "case 1" not in text
