@@ -19,7 +19,9 @@ function with the learner's signature and a hint). `Exercise.check(fn)`:
    the main thread, or inside a shorter alarm of the caller's, there is no limit.
 
 The result is structured (`status`, per-case reports) and renders itself as the short text
-the notebooks show.
+the notebooks show, in the language of the course's edition (`messages.use_language`): every
+word it says comes from messages.MESSAGES or from the exercise's own {"en": ..., "zh": ...}
+texts.
 """
 
 import copy
@@ -32,8 +34,9 @@ import numpy as np
 
 from .limit import TooSlow as _TooSlow
 from .limit import time_limit
+from .messages import current_language, pick, say
 
-NOT_WRITTEN = "not written yet: replace `raise NotImplementedError` with your code"
+NOT_WRITTEN = say("not written", "en")  # the English a notebook stores for a stub's check
 # Seconds one case may take. The slowest case of any built-in checker's right answer (the
 # notebooks' solutions, nb10's included) takes about 2 ms on a shared 2-core machine, so
 # even a learner's pure-Python loops a thousand times slower pass.
@@ -59,7 +62,8 @@ class CheckResult:
 
     status is "pass", "not written" (the function still raises NotImplementedError) or
     "fail"; `cases` holds a CaseReport per failed case; `message` a reason that concerns no
-    single case (e.g. a non-callable was passed). Shown in a notebook as a short report.
+    single case (e.g. a non-callable was passed); `task` what was asked. Shown in a notebook
+    as a short report, in `language`, the language the checker spoke when it ran.
     """
     SHOWN = 3  # failed cases shown in full; the case with the hint is always shown
 
@@ -69,6 +73,7 @@ class CheckResult:
     cases: tuple = ()
     task: str = ""
     message: str = ""
+    language: str = "en"
 
     @property
     def passed(self):
@@ -83,29 +88,34 @@ class CheckResult:
         return self.passed
 
     def __str__(self):
+        def words(key, **fields):
+            return say(key, self.language, **fields)
+
         if self.status == "pass":
-            agree = "1 case agrees" if self.total == 1 else f"{self.total} cases agree"
-            return f"✓ {self.name}: pass\n  {agree} with minitf"
+            agree = words("agree.one") if self.total == 1 else words("agree.many",
+                                                                      total=self.total)
+            return f"{words('pass', name=self.name)}\n  {agree}"
+        head = words("not yet", name=self.name)
         if self.status == "not written":
-            return f"✗ {self.name}: not yet\n  {NOT_WRITTEN}"
-        head = f"✗ {self.name}: not yet"
+            return f"{head}\n  {words('not written')}"
         if self.cases:
-            head += f" — {len(self.cases)} of {self.total} cases differ"
+            head += words("cases differ", failed=len(self.cases), total=self.total)
         lines = [head]
         if self.message:
             lines.append(f"  {self.message}")
         if self.task and self.cases:
-            lines.append(f"  asked: {self.task}")
+            lines.append(f"  {self.task}")
         shown = [c for i, c in enumerate(self.cases) if i < self.SHOWN or c.hint]
         for case in shown:
-            lines.append(f"  case {case.number}: {case.inputs}")
+            lines.append(f"  {words('case', number=case.number, inputs=case.inputs)}")
             lines.append(f"    {case.problem}")
             if case.hint:
-                lines.append(f"    hint: {case.hint}")
+                lines.append(f"    {words('hint', hint=case.hint)}")
         rest = [str(c.number) for c in self.cases if c not in shown]
         if rest:
-            lines.append(f"  (case{'s' if len(rest) > 1 else ''} {', '.join(rest)} "
-                         f"differ{'s' if len(rest) == 1 else ''} too)")
+            numbers = words("list").join(rest)
+            lines.append("  " + words("differ too.many" if len(rest) > 1 else "differ too.one",
+                                      numbers=numbers))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -118,16 +128,20 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Raised:
-    """Stands for an exception raised instead of a result (by the learner or a mistake)."""
+    """Stands for an exception raised instead of a result (by the learner or a mistake);
+    `where` names a helper of the learner's that is not written yet."""
     kind: type
     message: str
     where: str = ""
 
     def __str__(self):
-        text = f"raised {self.kind.__name__}"
         if self.where:
-            text += f" in {self.where}"
-        return f"{text}: {self.message}" if self.message else text
+            text = say("raised in", kind=self.kind.__name__,
+                       where=say("written yet", name=self.where))
+        else:
+            text = say("raised", kind=self.kind.__name__)
+        return say("raised message", raised=text, message=self.message) if self.message \
+            else text
 
 
 def _fmt(value, digits=4):
@@ -155,26 +169,32 @@ def _as_float(value):
         return None
 
 
-def got_expected(got, expected, tolerance=None):
-    """"got X, expected Y", the two numbers printed so that they read as two numbers. Plainly
-    different ones get 4 significant digits ("got 9, expected 6"); for a near miss (less than 1 %
-    apart) both get the same number of significant digits, as many as it takes to tell them
-    apart, and the gap follows, with the tolerance it exceeds:
-    "got 0.06070, expected 0.06069 (off by 1.0e-05, tolerance 1.6e-06)"."""
+def shown_pair(got, expected, tolerance=None):
+    """(got, expected, gap) as text, so that the two read as two numbers. Plainly different
+    ones get 4 significant digits ("9", "6", ""); for a near miss (less than 1 % apart) both
+    get the same number of significant digits, as many as it takes to tell them apart, and
+    the gap follows, with the tolerance it exceeds:
+    ("0.06070", "0.06069", " (off by 1.0e-05, tolerance 1.6e-06)")."""
     g, e = _as_float(got), _as_float(expected)
     if g is None or e is None or not (np.isfinite(g) and np.isfinite(e)):
-        return f"got {_fmt(got)}, expected {_fmt(expected)}"
+        return _fmt(got), _fmt(expected), ""
     gap = abs(g - e)
     if gap >= NEAR * max(abs(g), abs(e)):
-        return f"got {_fmt(g)}, expected {_fmt(e)}"
+        return _fmt(g), _fmt(e), ""
     for digits in range(4, 18):  # "#" keeps the trailing zeros: 0.06070, not 0.0607
         shown = [f"{x:#.{digits}g}".rstrip(".") for x in (g, e)]
         if shown[0] != shown[1]:
             break
-    off = f"off by {gap:.1e}"
-    if tolerance is not None:
-        off += f", tolerance {tolerance:.2g}"
-    return f"got {shown[0]}, expected {shown[1]} ({off})"
+    off = say("off by", gap=f"{gap:.1e}") if tolerance is None else say(
+        "off by, tolerance", gap=f"{gap:.1e}", tolerance=f"{tolerance:.2g}")
+    return shown[0], shown[1], off
+
+
+def got_expected(got, expected, tolerance=None):
+    """"got X, expected Y", the two numbers as shown_pair prints them:
+    "got 0.06070, expected 0.06069 (off by 1.0e-05, tolerance 1.6e-06)"."""
+    g, e, off = shown_pair(got, expected, tolerance)
+    return say("got", got=g, expected=e) + off
 
 
 def _at(index):
@@ -187,24 +207,24 @@ def kind_of(value):
     if value is None:
         return "None"
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return say("kind.array", shape=value.shape)
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}"
+        return say("kind.sequence", type=type(value).__name__, n=len(value))
     if isinstance(value, (bool, int, float, np.number)):
-        return f"the number {value}"
+        return say("kind.number", value=value)
     if isinstance(value, str):
-        return f"the string {value[:30]!r}"
+        return say("kind.string", value=repr(value[:30]))
     name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return say("kind.other", type=name, article="an" if name[:1].lower() in "aeiou" else "a")
 
 
 def _as_numbers(got):
     """(array, None) for anything numpy reads as numbers; (None, why not) otherwise."""
     if isinstance(got, str):
-        return None, f"returned {kind_of(got)}, expected numbers"
+        return None, say("expected numbers", kind=kind_of(got))
     if isinstance(got, tuple) and any(
             isinstance(item, np.ndarray) and item.ndim > 0 for item in got):
-        return None, f"returned {kind_of(got)} arrays, expected one array"
+        return None, say("expected one array", type=type(got).__name__, n=len(got))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -212,9 +232,9 @@ def _as_numbers(got):
     except (KeyboardInterrupt, _TooSlow):
         raise
     except BaseException:  # noqa: BLE001 - ragged lists, objects that refuse (even SystemExit)
-        return None, f"returned {kind_of(got)}, which is not an array of numbers"
+        return None, say("not numbers", kind=kind_of(got))
     if arr.dtype.kind not in "biuf":
-        return None, f"returned {kind_of(got)}, expected numbers"
+        return None, say("expected numbers", kind=kind_of(got))
     return arr, None
 
 
@@ -222,34 +242,32 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
     """None when `got` matches `expected` (an array, a number, or a tuple of them, whose
     items `labels` names); otherwise one sentence saying what differs."""
     if isinstance(expected, tuple):
-        labels = labels or [f"item {i}" for i in range(len(expected))]
+        labels = labels or [say("item", i=i) for i in range(len(expected))]
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return (f"returned {kind_of(got)}, expected the tuple "
-                    f"({', '.join(labels)})")
+            return say("expected tuple", kind=kind_of(got), labels=", ".join(labels))
         for label, g, e in zip(labels, got, expected):
             problem = describe_difference(g, e, rtol, atol)
             if problem:
-                return f"{label}: {problem}"
+                return say("labelled", label=label, problem=problem)
         return None
     if got is None:
-        return "returned None — did you forget `return`?"
+        return say("no return")
     expected = np.asarray(expected)
     arr, problem = _as_numbers(got)
     if problem:
         return problem
     if arr.shape != expected.shape:
         if expected.ndim == 0:
-            return f"returned shape {arr.shape}, expected a single number"
-        return f"shape {arr.shape}, expected {expected.shape}"
+            return say("expected a number", shape=arr.shape)
+        return say("shape", shape=arr.shape, expected=expected.shape)
     if expected.dtype == bool or (expected.ndim and expected.dtype.kind in "iu"):
-        want = "bool" if expected.dtype == bool else "integers"
+        want = say("want bool" if expected.dtype == bool else "want integers")
         if (arr.dtype == bool) != (expected.dtype == bool) or arr.dtype.kind == "f":
             same = np.array_equal(arr, expected)
-            return (f"{'the right values, but ' if same else ''}dtype {arr.dtype}, "
-                    f"expected {want}")
+            return say("right values, dtype" if same else "dtype", dtype=arr.dtype, want=want)
         wrong = np.argwhere(arr != expected)
     elif arr.dtype == bool:
-        return f"returned booleans (dtype bool), expected {expected.dtype} numbers"
+        return say("booleans", dtype=expected.dtype)
     else:
         with np.errstate(all="ignore"):
             close = np.isclose(arr, expected, rtol=rtol, atol=atol, equal_nan=True)
@@ -262,8 +280,8 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
         tolerance = atol + rtol * abs(float(expected[where]))
     if expected.ndim == 0:
         return got_expected(arr.item(), expected.item(), tolerance)
-    return (f"{len(wrong)} of {expected.size} entries differ; first at {_at(where)}: "
-            f"{got_expected(arr[where], expected[where], tolerance)}")
+    return say("entries differ", wrong=len(wrong), size=expected.size, at=_at(where),
+               detail=got_expected(arr[where], expected[where], tolerance))
 
 
 # ------------------------------------------------------------- describing a case
@@ -285,25 +303,25 @@ def describe_value(name, value, values=True):
         text = repr(value)
         return f"{name}={text}" if len(text) <= 50 else f"{name}: {kind_of(value)}"
     if isinstance(value, dict):
-        return f"{name}: dict of {', '.join(map(str, value))}"
+        return say("value.dict", name=name, keys=", ".join(map(str, value)))
     if callable(value) and not hasattr(value, "params"):
-        return f"{name}: a function"
-    return f"{name}: {kind_of(value)}"
+        return say("value.function", name=name)
+    return say("value.kind", name=name, kind=kind_of(value))
 
 
 @dataclass(frozen=True)
 class Case:
     """One call of the learner's function: its arguments and a few words on what the case
-    is about (shown when it fails)."""
+    is about (shown when it fails), {"en": ..., "zh": ...}."""
     args: tuple
-    note: str = ""
+    note: dict | str = ""
 
 
 @dataclass(frozen=True)
 class Mistake:
     """A known mistake: `fn` has the learner's signature and makes the mistake; `hint` says
-    what to change."""
-    hint: str
+    what to change, {"en": ..., "zh": ...}, in the learner's terms."""
+    hint: dict
     fn: Callable
 
 
@@ -335,7 +353,7 @@ def call_quietly(fn, *args, own=None):
         code = _innermost_function(error)
         if code is None or code is getattr(own, "__code__", code):
             raise _NotWritten() from None
-        return Raised(NotImplementedError, str(error), f"{code.co_name}() — is it written yet?")
+        return Raised(NotImplementedError, str(error), code.co_name)
     except BaseException as error:  # noqa: BLE001 - a checker reports, it never raises
         return Raised(type(error), str(error))
 
@@ -356,9 +374,10 @@ def _call_name(fn):
 class Exercise:
     """An exercise's data, and the checker built on it.
 
-    name: the title of the report; checker: the public function's name; args: the names
-    of a case's arguments, which are the learner's parameters unless `signature` names
-    others; task: what the function should return (shown on failure);
+    name: the title of the report (a function's name, or {"en": ..., "zh": ...}); checker:
+    the public function's name; args: the names of a case's arguments, which are the
+    learner's parameters unless `signature` names others; task: what the function should
+    return (shown on failure), {"en": ..., "zh": ...};
     cases: a function returning fresh Cases (or argument tuples); reference: the right
     answer, with the learner's signature; mistakes: Mistakes.
     run(fn, *args) calls a learner-like function on one case (default fn(*args)); a
@@ -368,10 +387,10 @@ class Exercise:
     rtol, atol, and labels naming the items of a tuple result). The same comparison
     decides a pass and a mistake's match.
     """
-    name: str
+    name: dict | str
     checker: str
     args: tuple
-    task: str
+    task: dict
     cases: Callable
     reference: Callable
     mistakes: tuple = ()
@@ -405,7 +424,7 @@ class Exercise:
         if isinstance(got, Raised) or isinstance(expected, Raised):
             if isinstance(got, Raised) and isinstance(expected, Raised):
                 return None if got == expected else str(got)
-            return str(got) if isinstance(got, Raised) else "differs"
+            return str(got) if isinstance(got, Raised) else say("differs")
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -415,7 +434,7 @@ class Exercise:
         except (KeyboardInterrupt, _TooSlow):
             raise
         except BaseException as error:  # noqa: BLE001 - an answer the comparison cannot read
-            return f"returned something the checker cannot read ({type(error).__name__}: {error})"
+            return say("cannot read", error=f"{type(error).__name__}: {error}")
 
     def describe_case(self, case):
         """The case's arguments (values too when the line stays short) and its note."""
@@ -424,16 +443,18 @@ class Exercise:
         text = ", ".join(describe_value(n, v) for n, v in zip(names, case.args))
         if len(text) > 100:
             text = ", ".join(describe_value(n, v, False) for n, v in zip(names, case.args))
-        return f"{text} — {case.note}" if case.note else text
+        return say("case note", inputs=text, note=pick(case.note)) if case.note else text
+
+    def _result(self, status, total=0, cases=(), task="", message=""):
+        return CheckResult(pick(self.name), status, total, cases, task, message,
+                           current_language())
 
     def check(self, fn):
         """Run `fn` on every case; a CheckResult, never an exception."""
         if not callable(fn):
             shown = repr(fn) if len(repr(fn)) <= 30 else type(fn).__name__
-            return CheckResult(self.name, "fail", message=(
-                f"{self.checker} needs your function itself, but got {shown} (a "
-                f"{type(fn).__name__}): pass the function without calling it, e.g. "
-                f"{self.checker}(my_function)"))
+            return self._result("fail", message=say(
+                "not a function", checker=self.checker, shown=shown, type=type(fn).__name__))
         try:
             cases = [c if isinstance(c, Case) else Case(tuple(c)) for c in self.cases()]
         except Exception as error:  # noqa: BLE001 - a bug in the checker, reported
@@ -448,19 +469,19 @@ class Exercise:
                 got.append(out)
                 problems.append(problem)
         except _NotWritten:
-            return CheckResult(self.name, "not written", len(cases))
+            return self._result("not written", len(cases))
         except _TooSlow:
             return self._too_slow(fn, number, case, len(cases))
         if not any(problems):
-            return CheckResult(self.name, "pass", len(cases))
+            return self._result("pass", len(cases))
         hint_case, hint = self._diagnose(cases, got, problems)
         reports = tuple(
             CaseReport(i + 1, self.describe_case(case), problem,
                        hint if i == hint_case else None)
             for i, (case, problem) in enumerate(zip(cases, problems)) if problem)
         params = ", ".join(self.signature or self.args) or "..."
-        task = f"{_call_name(fn)}({params}) should return {self.task}"
-        return CheckResult(self.name, "fail", len(cases), reports, task)
+        task = say("asked", call=f"{_call_name(fn)}({params})", task=pick(self.task))
+        return self._result("fail", len(cases), reports, task)
 
     def _expected_and_output(self, fn, case):
         """(the reference's output, fn's output, what differs) on one case: fn's output and
@@ -479,19 +500,15 @@ class Exercise:
 
     def _too_slow(self, fn, number, case, total):
         seconds = TIME_LIMIT if self.time_limit is None else self.time_limit
-        return CheckResult(self.name, "fail", total, message=(
-            f"{_call_name(fn)} (or the reference) took longer than {seconds:g} s on case "
-            f"{number} ({self.describe_case(case)}) and was stopped: does a loop never end?"
-            if self.yours else
-            f"{_call_name(fn)} took longer than {seconds:g} s on case {number} "
-            f"({self.describe_case(case)}) and was stopped: does a loop never end?"))
+        return self._result("fail", total, message=say(
+            "too slow.yours" if self.yours else "too slow", fn=_call_name(fn),
+            seconds=f"{seconds:g}", number=number, case=self.describe_case(case)))
 
     def _reference_failed(self, raised, number, case):
         if not self.yours:
             return self._internal_error(raised)
-        return CheckResult(self.name, "fail", message=(
-            f"your reference {raised} on case {number} ({self.describe_case(case)}); your "
-            "function was not judged: fix the reference or the case"))
+        return self._result("fail", message=say(
+            "reference failed", raised=raised, number=number, case=self.describe_case(case)))
 
     def _diagnose(self, cases, got, problems):
         """(index of the case to hint at, hint) for the first mistake that explains every
@@ -511,7 +528,7 @@ class Exercise:
                     first = i
             else:
                 if first is not None:
-                    return first, mistake.hint
+                    return first, pick(mistake.hint)
         return None, None
 
     def _same(self, got, wrong):
@@ -524,9 +541,7 @@ class Exercise:
             return False
 
     def _internal_error(self, error):
-        return CheckResult(self.name, "fail", message=(
-            f"the checker itself failed ({error}); your function was not judged — please "
-            "report this"))
+        return self._result("fail", message=say("internal error", error=error))
 
 
 def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=None):
@@ -536,12 +551,13 @@ def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=
     reported as yours. time_limit: seconds per case (None: TIME_LIMIT)."""
     cases, problem = _argument_tuples(cases, TIME_LIMIT if time_limit is None else time_limit)
     if problem is None and not callable(reference):
-        problem = f"reference must be a function, got {kind_of(reference)}"
+        problem = say("reference not a function", kind=kind_of(reference))
     if problem is not None:
-        return CheckResult(str(name), "fail", message=f"check_function: {problem}")
-    exercise = Exercise(name, "check_function", (), "what the reference returns",
-                        lambda: cases, reference, rtol=rtol, atol=atol,
-                        time_limit=time_limit, yours=True)
+        return CheckResult(str(name), "fail", message=say("check_function", problem=problem),
+                           language=current_language())
+    exercise = Exercise(str(name), "check_function", (), {
+        language: say("reference task", language) for language in ("en", "zh")},
+        lambda: cases, reference, rtol=rtol, atol=atol, time_limit=time_limit, yours=True)
     return exercise.check(fn)
 
 
@@ -551,27 +567,25 @@ MAX_CASES = 1000  # check_function's cases, at most (an endless generator is ref
 def _argument_tuples(cases, seconds):
     """(cases as a list, None), or (None, what is wrong with them). A generator of cases
     runs under the time limit (`seconds`)."""
-    example = "e.g. [(x1,), (x2,)] for a function of one argument"
+    example = say("cases example")
     try:
         if isinstance(cases, (str, bytes, np.ndarray)):
             raise TypeError
         with time_limit(seconds):
             cases = list(itertools.islice(cases, MAX_CASES + 1))
     except TypeError:
-        return None, f"cases must be a list of argument tuples, {example}; got {kind_of(cases)}"
+        return None, say("cases not tuples", example=example, kind=kind_of(cases))
     except _TooSlow:
-        return None, f"making the cases took longer than {seconds:g} s"
+        return None, say("cases too slow", seconds=f"{seconds:g}")
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the caller's generator: reported
-        return None, f"making the cases {Raised(type(error), str(error))}"
+        return None, say("cases raised", raised=Raised(type(error), str(error)))
     if len(cases) > MAX_CASES:
-        return None, (f"cases has more than {MAX_CASES} tuples (an endless generator?): "
-                      f"give at most {MAX_CASES}")
+        return None, say("cases endless", most=MAX_CASES)
     if not cases:
-        return None, f"cases is empty: give at least one tuple of arguments, {example}"
+        return None, say("cases empty", example=example)
     for i, case in enumerate(cases):
         if not isinstance(case, (tuple, Case)):
-            return None, (f"cases[{i}] is {kind_of(case)}, not a tuple of arguments; "
-                          f"{example}")
+            return None, say("case not a tuple", i=i, kind=kind_of(case), example=example)
     return cases, None

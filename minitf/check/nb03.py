@@ -5,7 +5,7 @@ import numpy as np
 
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import Case, Exercise, Mistake
-from .shared import STRAIGHT_SPLIT_HINT, split_heads_straight
+from .shared import BY_D_MODEL_HINT, STRAIGHT_SPLIT_HINT, split_heads_straight
 
 __all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]
 
@@ -32,12 +32,16 @@ def _merge_along_positions(x):
 
 
 def _heads(h):
-    return f"{h} head{'s' if h != 1 else ''}"
+    return {"en": f"{h} head{'s' if h != 1 else ''}", "zh": f"{h} 个头"}
+
+
+def _heads_of(h, d_k):
+    return {"en": f"{_heads(h)['en']} of d_k = {d_k}", "zh": f"{h} 个头，d_k = {d_k}"}
 
 
 def _split_cases():
     rng = np.random.default_rng(3)
-    return [Case((rng.normal(size=(B, L, d)), h), f"{_heads(h)} of d_k = {d // h}")
+    return [Case((rng.normal(size=(B, L, d)), h), _heads_of(h, d // h))
             for B, L, d, h in [(2, 3, 8, 2), (1, 5, 12, 3), (3, 4, 6, 1)]]
 
 
@@ -49,26 +53,37 @@ def _merge_cases():
 
 SPLIT_HEADS = Exercise(
     name="split_heads", checker="check_split_heads", args=("x", "num_heads"),
-    task="(B, h, L, d_k), head i = columns i*d_k:(i+1)*d_k of x (B, L, d_model)",
+    task={"en": "(B, h, L, d_k), head i = columns i*d_k:(i+1)*d_k of x (B, L, d_model)",
+          "zh": "(B, h, L, d_k)，第 i 个头是 x (B, L, d_model) 的第 i*d_k:(i+1)*d_k 列"},
     cases=_split_cases, reference=split_heads,
     mistakes=(
         Mistake(STRAIGHT_SPLIT_HINT, split_heads_straight),
-        Mistake("your heads take every h-th column; in minitf head i is the contiguous block "
-                "of columns i*d_k:(i+1)*d_k", _split_interleaved),
+        Mistake({"en": "your heads take every h-th column; in minitf head i is the contiguous "
+                       "block of columns i*d_k:(i+1)*d_k",
+                 "zh": "你的每个头取的是每隔 h 列的一列；在 minitf 中，第 i 个头是连续的一块列 "
+                       "i*d_k:(i+1)*d_k"}, _split_interleaved),
     ))
 
 MERGE_HEADS = Exercise(
     name="merge_heads", checker="check_merge_heads", args=("x",),
-    task="(B, L, h*d_k), the heads of x (B, h, L, d_k) side by side",
+    task={"en": "(B, L, h*d_k), the heads of x (B, h, L, d_k) side by side",
+          "zh": "(B, L, h*d_k)：x (B, h, L, d_k) 的各个头并排放在一起"},
     cases=_merge_cases, reference=merge_heads,
     mistakes=(
-        Mistake("you reshaped (B, h, L, d_k) straight to (B, L, h*d_k), which mixes "
-                "positions of different heads: swap axes 1 and 2 first, then reshape",
+        Mistake({"en": "you reshaped (B, h, L, d_k) straight to (B, L, h*d_k), which mixes "
+                       "positions of different heads: swap axes 1 and 2 first, then reshape",
+                 "zh": "你把 (B, h, L, d_k) 直接 reshape 成了 (B, L, h*d_k)，这会把不同头的"
+                       "位置混在一起：先交换第 1 和第 2 个轴，再 reshape"},
                 _merge_without_transpose),
-        Mistake("your output interleaves the heads' columns; head i must fill the contiguous "
-                "block of columns i*d_k:(i+1)*d_k", _merge_interleaved),
-        Mistake("you joined the heads along the positions (axis 1), which stacks them one "
-                "under the other; put them side by side along the features (axis=-1)",
+        Mistake({"en": "your output interleaves the heads' columns; head i must fill the "
+                       "contiguous block of columns i*d_k:(i+1)*d_k",
+                 "zh": "你的输出把各个头的列交错在了一起；第 i 个头必须占满连续的一块列 "
+                       "i*d_k:(i+1)*d_k"}, _merge_interleaved),
+        Mistake({"en": "you joined the heads along the positions (axis 1), which stacks them "
+                       "one under the other; put them side by side along the features "
+                       "(axis=-1)",
+                 "zh": "你沿着位置（axis 1）拼接了各个头，结果是上下叠放；应当沿特征（axis=-1）"
+                       "并排放置"},
                 _merge_along_positions),
     ))
 
@@ -103,6 +118,15 @@ def _multi_head(x, params, num_heads, *, scale_by="d_k", use_w_o=True, use_bias=
         concat @ params["W_o"]
 
 
+NO_BIASES_HINT = {
+    "en": "the biases b_q, b_k, b_v, b_o are left out",
+    "zh": "漏掉了偏置 b_q、b_k、b_v、b_o"}
+B_O_PER_HEAD_HINT = {
+    "en": "you added b_o once per head; add it once, after the heads' terms are summed (it "
+          "belongs to the output projection)",
+    "zh": "你给每个头都加了一次 b_o；它属于输出投影，应当在各个头的项相加之后只加一次"}
+
+
 def _reference_multi_head(x, params, num_heads):
     mha = MultiHeadAttention(x.shape[-1], num_heads, dtype=np.float64, rng=0)
     mha.load_state_dict(params)
@@ -117,28 +141,28 @@ def _multi_head_cases():
                                    size=(d_model, d_model) if name[0] == "W" else (d_model,))
                   for name in _PARAM_NAMES}
         cases.append(Case((rng.normal(size=(B, L, d_model)), params, h),
-                          f"d_model = {d_model}, {_heads(h)}"))
+                          {"en": f"d_model = {d_model}, {_heads(h)['en']}",
+                           "zh": f"d_model = {d_model}，{h} 个头"}))
     return cases
 
 
 MULTI_HEAD = Exercise(
     name="multi_head", checker="check_multi_head", args=("x", "params", "num_heads"),
-    task="multi-head self-attention of x (B, L, d_model), as MultiHeadAttention",
+    task={"en": "multi-head self-attention of x (B, L, d_model), as MultiHeadAttention",
+          "zh": "x (B, L, d_model) 的多头自注意力，与 MultiHeadAttention 相同"},
     cases=_multi_head_cases, reference=_reference_multi_head,
     mistakes=(
-        Mistake("the scores are divided by √d_model; each head works in d_k = d_model / h "
-                "dimensions, so divide by √d_k",
-                lambda x, p, h: _multi_head(x, p, h, scale_by="d_model")),
-        Mistake("the scores are not divided by √d_k",
+        Mistake(BY_D_MODEL_HINT, lambda x, p, h: _multi_head(x, p, h, scale_by="d_model")),
+        Mistake({"en": "the scores are not divided by √d_k", "zh": "分数没有除以 √d_k"},
                 lambda x, p, h: _multi_head(x, p, h, scale_by=None)),
-        Mistake("the concatenated heads are returned without the output projection W_o "
-                "(and b_o)", lambda x, p, h: _multi_head(x, p, h, use_w_o=False)),
-        Mistake("the biases b_q, b_k, b_v, b_o are left out",
-                lambda x, p, h: _multi_head(x, p, h, use_bias=False)),
-        Mistake("you added b_o once per head; add it once, after the heads' terms are "
-                "summed (it belongs to the output projection)",
-                lambda x, p, h: _multi_head(x, p, h, b_o_per_head=True)),
-        Mistake("b_o is missing: the output projection is concat @ W_o + b_o",
+        Mistake({"en": "the concatenated heads are returned without the output projection W_o "
+                       "(and b_o)",
+                 "zh": "拼接后的各个头没有经过输出投影 W_o（和 b_o）就返回了"},
+                lambda x, p, h: _multi_head(x, p, h, use_w_o=False)),
+        Mistake(NO_BIASES_HINT, lambda x, p, h: _multi_head(x, p, h, use_bias=False)),
+        Mistake(B_O_PER_HEAD_HINT, lambda x, p, h: _multi_head(x, p, h, b_o_per_head=True)),
+        Mistake({"en": "b_o is missing: the output projection is concat @ W_o + b_o",
+                 "zh": "少了 b_o：输出投影是 concat @ W_o + b_o"},
                 lambda x, p, h: _multi_head(x, p, h, use_b_o=False)),
     ))
 

@@ -26,18 +26,27 @@ def _table(max_len, d_model, *, exponent="2i", swap=False):
 
 SINUSOIDAL = Exercise(
     name="sinusoidal", checker="check_sinusoidal", args=("max_len", "d_model"),
-    task="(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), "
-         "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))",
-    cases=lambda: [Case((4, 2), "one pair of columns"), Case((10, 8)), Case((30, 16))],
+    task={"en": "(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), "
+                "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))",
+          "zh": "形状为 (max_len, d_model) 的表：PE[pos, 2i] = sin(pos / 10000^(2i/d))，"
+                "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))"},
+    cases=lambda: [Case((4, 2), {"en": "one pair of columns", "zh": "只有一对列"}),
+                   Case((10, 8)), Case((30, 16))],
     reference=lambda max_len, d_model: sinusoidal_encoding(max_len, d_model, dtype=np.float64),
     atol=1e-5,
     mistakes=(
-        Mistake("sin and cos are swapped: even columns (0, 2, ...) hold sin, odd columns "
-                "hold cos", lambda n, d: _table(n, d, swap=True)),
-        Mistake("the odd columns use the exponent (2i+1)/d; both columns of a pair share "
-                "2i/d (column 2i+1 is the cos of the same angle as column 2i)",
+        Mistake({"en": "sin and cos are swapped: even columns (0, 2, ...) hold sin, odd "
+                       "columns hold cos",
+                 "zh": "sin 和 cos 弄反了：偶数列（0、2、……）放 sin，奇数列放 cos"},
+                lambda n, d: _table(n, d, swap=True)),
+        Mistake({"en": "the odd columns use the exponent (2i+1)/d; both columns of a pair "
+                       "share 2i/d (column 2i+1 is the cos of the same angle as column 2i)",
+                 "zh": "奇数列用了指数 (2i+1)/d；同一对的两列共用 2i/d（第 2i+1 列是与第 2i 列"
+                       "同一个角度的 cos）"},
                 lambda n, d: _table(n, d, exponent="column")),
-        Mistake("the exponent is i/d; it should be 2i/d, with i the pair number (column // 2)",
+        Mistake({"en": "the exponent is i/d; it should be 2i/d, with i the pair number "
+                       "(column // 2)",
+                 "zh": "指数用成了 i/d；应当是 2i/d，其中 i 是第几对（column // 2）"},
                 lambda n, d: _table(n, d, exponent="i")),
     ))
 
@@ -67,20 +76,30 @@ def _rotate(x, *, layout="pairs", sign=1.0):
 def _rope_cases():
     rng = np.random.default_rng(6)
     return [Case((rng.normal(size=shape),), note)
-            for shape, note in [((4, 2), "L = 4, d = 2"), ((6, 8), "L = 6, d = 8"),
-                                ((2, 3, 5, 4), "a batch of heads (B, h, L, d)")]]
+            for shape, note in [((4, 2), {"en": "L = 4, d = 2", "zh": "L = 4，d = 2"}),
+                                ((6, 8), {"en": "L = 6, d = 8", "zh": "L = 6，d = 8"}),
+                                ((2, 3, 5, 4), {"en": "a batch of heads (B, h, L, d)",
+                                                "zh": "一批多头的输入 (B, h, L, d)"})]]
 
 
 ROPE = Exercise(
     name="rope", checker="check_rope", args=("x",),
-    task="x (..., L, d) with each pair (x[2i], x[2i+1]) at position m rotated by "
-         "m / 10000^(2i/d)",
+    task={"en": "x (..., L, d) with each pair (x[2i], x[2i+1]) at position m rotated by "
+                "m / 10000^(2i/d)",
+          "zh": "x (..., L, d)，其中位置 m 上的每一对 (x[2i], x[2i+1]) 都转过角度 "
+                "m / 10000^(2i/d)"},
     cases=_rope_cases, reference=rope,
     mistakes=(
-        Mistake("your rotation turns the wrong way: the new pair is "
-                "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)", lambda x: _rotate(x, sign=-1.0)),
-        Mistake("you paired dimension i with i + d/2 (the 'rotate half' layout); minitf "
-                "pairs neighbours: (x[2i], x[2i+1])", lambda x: _rotate(x, layout="halves")),
+        Mistake({"en": "your rotation turns the wrong way: the new pair is "
+                       "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)",
+                 "zh": "你的旋转方向反了：新的一对应当是 "
+                       "(x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ)"},
+                lambda x: _rotate(x, sign=-1.0)),
+        Mistake({"en": "you paired dimension i with i + d/2 (the 'rotate half' layout); "
+                       "minitf pairs neighbours: (x[2i], x[2i+1])",
+                 "zh": "你把第 i 维和第 i + d/2 维配成了一对（“旋转一半”的排布）；minitf 是"
+                       "相邻两维配对：(x[2i], x[2i+1])"},
+                lambda x: _rotate(x, layout="halves")),
     ))
 
 

@@ -13,6 +13,7 @@ from minitf import tasks
 from minitf.attention import padding_mask, scaled_dot_product_attention, softmax
 from minitf.check import EXERCISES
 from minitf.check.core import NOT_WRITTEN
+from minitf.check.messages import pick
 from minitf.module import Module
 from minitf.multihead import merge_heads, split_heads
 from minitf.tasks import referent
@@ -337,7 +338,7 @@ def test_every_checker_is_tested_and_exported():
 def test_the_notebook_solution_passes(name):
     result = checker(name)(SOLUTIONS[name])
     assert result.passed and result.status == "pass" and bool(result), str(result)
-    assert str(result).startswith(f"✓ {EXERCISES[name].name}: pass")
+    assert str(result).startswith(f"✓ {pick(EXERCISES[name].name)}: pass")
     assert result.hints == []
 
 
@@ -385,8 +386,8 @@ def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
     mistake = EXERCISES[name].mistakes[index]
     result = checker(name)(mistake.fn)
     assert result.status == "fail"
-    assert result.hints == [mistake.hint], str(result)
-    assert str(result).count("hint:") == 1 and mistake.hint in str(result)
+    assert result.hints == [pick(mistake.hint)], str(result)
+    assert str(result).count("hint:") == 1 and pick(mistake.hint) in str(result)
 
 
 def test_every_checker_knows_some_mistakes():
@@ -401,7 +402,7 @@ def test_not_written_yet(name):
 
     result = checker(name)(mine)
     assert result.status == "not written" and not result
-    assert str(result) == f"✗ {EXERCISES[name].name}: not yet\n  {NOT_WRITTEN}"
+    assert str(result) == f"✗ {pick(EXERCISES[name].name)}: not yet\n  {NOT_WRITTEN}"
 
 
 class Unreadable:
@@ -482,7 +483,7 @@ def test_hostile_answers_are_reported_not_raised(name, kind):
     result = checker(name)(hostile_answers(name)[kind])
     text = str(result)
     assert result.status == "fail" and not result, text
-    assert text.startswith(f"✗ {EXERCISES[name].name}: not yet")
+    assert text.startswith(f"✗ {pick(EXERCISES[name].name)}: not yet")
     assert len(result.cases) >= 1 and "  case " in text, text
     assert result.hints == [], text  # nothing hostile is one of the known mistakes
 
@@ -767,7 +768,7 @@ def test_attention_has_rows_more_than_800_apart():
 
 def test_one_head_is_one_head():
     for name in ("check_split_heads", "check_merge_heads", "check_multi_head"):
-        notes = [c.note for c in EXERCISES[name].cases()]
+        notes = [pick(c.note) for c in EXERCISES[name].cases()]
         assert any("1 head" in n and "1 heads" not in n for n in notes), notes
         assert not any("1 heads" in n for n in notes), notes
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from minitf.check.core import NOT_WRITTEN
+from minitf.check.messages import pick
 from minitf.check.nb10 import EXERCISES, check_split_in_proj, check_torch_masks, split_in_proj
 from minitf.model import Transformer
 from minitf.pytorch import to_torch
@@ -81,7 +82,7 @@ def test_each_mistake_gets_its_own_hint_and_no_other(exercise, index):
     mistake = exercise.mistakes[index]
     result = exercise.check(mistake.fn)
     assert not result
-    assert result.hints == [mistake.hint]
+    assert result.hints == [pick(mistake.hint)]
 
 
 @pytest.mark.parametrize("wrong, hint", [
