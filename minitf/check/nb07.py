@@ -91,14 +91,25 @@ GREEDY_STEP = Exercise(
                        "values",
                  "zh": "这些是最大的 logits；要返回它们的编号（argmax），而不是它们的值"},
                 lambda m, s, p: _next_logits(m, s, p).max(axis=-1)),
+        Mistake({"en": "the argmax ran down the batch (axis 0); take it along the vocabulary, "
+                       "axis=-1: one id per row",
+                 "zh": "argmax 沿批次（axis 0）计算了；要沿词表（axis=-1）取：每行一个编号"},
+                lambda m, s, p: _next_logits(m, s, p).argmax(axis=0)),
+        Mistake({"en": "the softmax ran over axis 0, across the batch; no softmax is needed: the "
+                       "argmax of the logits along axis=-1 is already the most probable token",
+                 "zh": "softmax 沿 axis 0（跨批次）计算了；其实不需要 softmax：logits 沿 axis=-1 "
+                       "的 argmax 就是最可能的词元"},
+                lambda m, s, p: softmax(_next_logits(m, s, p), axis=0).argmax(axis=-1)),
     ))
 
 
 # ------------------------------------------------------------------ temperature
 
-def _temperature_softmax(logits, temperature):
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return softmax(shifted / temperature)
+def _temperature_softmax(logits, temperature, keepdims=True, whole=False):
+    shifted = (logits - logits.max(axis=-1, keepdims=keepdims)) / temperature
+    if whole:
+        return np.exp(shifted) / np.exp(shifted).sum()
+    return softmax(shifted)
 
 
 def _temperature_cases():
@@ -145,6 +156,15 @@ TEMPERATURE = Exercise(
                  "zh": "很大的 logit / T 取 exp 会溢出：在 np.exp 之前减去每一行的最大值"
                        "（softmax 的结果不变）"},
                 lambda z, t: np.exp(z / t) / np.exp(z / t).sum(axis=-1, keepdims=True)),
+        Mistake({"en": "logits.max(axis=-1) has shape (...,), which cannot meet the logits "
+                       "(..., V): keep the axis with keepdims=True",
+                 "zh": "logits.max(axis=-1) 的形状是 (...,)，与 logits (..., V) 对不齐：用 "
+                       "keepdims=True 保留这个轴"},
+                lambda z, t: _temperature_softmax(z, t, keepdims=False)),
+        Mistake({"en": "each row sums to 1: the sum runs along axis=-1 (keepdims=True), not "
+                       "over the whole batch",
+                 "zh": "每一行之和为 1：求和沿 axis=-1（keepdims=True），而不是对整个批次求和"},
+                lambda z, t: _temperature_softmax(z, t, whole=True)),
     ))
 
 
@@ -200,17 +220,30 @@ TOP_K = Exercise(
                  "zh": "要返回布尔掩码（True 表示保留）；过滤本身是 "
                        "np.where(mask, logits, -np.inf)"},
                 lambda z, k: np.where(top_k_mask(z, k), z, -np.inf)),
+        Mistake({"en": "np.sort(logits)[..., -k] has shape (...,): keep a last axis, "
+                       "[..., -k, None], to compare it with every logit of its row",
+                 "zh": "np.sort(logits)[..., -k] 的形状是 (...,)：要保留最后一个轴，"
+                       "[..., -k, None]，才能和这一行的每个 logit 比较"},
+                lambda z, k: z >= np.sort(z, axis=-1)[..., -k]),
     ))
 
 
 # ------------------------------------------------------------------------ top-p
 
-def _cumulative_keep(probs, p, *, descending=True, strict_before=True):
+def _cumulative_keep(probs, p, *, descending=True, strict_before=True, at_most=False,
+                     first=False, in_sorted_order=False):
     """Variants of the nucleus rule: rank, add up, keep while the running total is small."""
     order = np.argsort(-probs if descending else probs, axis=-1, kind="stable")
     ranked = np.take_along_axis(probs, order, axis=-1)
     mass = np.cumsum(ranked, axis=-1)
-    keep_ranked = mass - ranked < p if strict_before else mass < p
+    if strict_before:
+        keep_ranked = mass - ranked < p
+    else:
+        keep_ranked = mass <= p if at_most else mass < p
+    if first:
+        keep_ranked[..., 0] = True
+    if in_sorted_order:
+        return keep_ranked
     keep = np.zeros(probs.shape, dtype=bool)
     np.put_along_axis(keep, order, keep_ranked, axis=-1)
     return keep
@@ -230,6 +263,13 @@ def _top_p_cases():
     ]
 
 
+PAST_P_HINT = {
+    "en": "the token that carries the running total past p was dropped (keeping while "
+          "cumsum < p); keep a token when the mass *before* it is below p, so the kept mass "
+          "reaches p",
+    "zh": "让累计和越过 p 的那个词元被丢掉了（只在 cumsum < p 时保留）；应当在它*之前*的累计概率"
+          "小于 p 时保留它，这样保留的总概率才能达到 p"}
+
 TOP_P = Exercise(
     name="top_p", checker="check_top_p", args=("probs", "p"),
     task={"en": "a bool mask of probs' shape: the most probable tokens whose total first "
@@ -237,12 +277,7 @@ TOP_P = Exercise(
           "zh": "与 probs 形状相同的 bool 掩码：按概率从高到低、总和刚好达到 p 的那些词元"},
     cases=_top_p_cases, reference=top_p_mask,
     mistakes=(
-        Mistake({"en": "the token that carries the running total past p was dropped (keeping "
-                       "while cumsum < p); keep a token when the mass *before* it is below p, "
-                       "so the kept mass reaches p",
-                 "zh": "让累计和越过 p 的那个词元被丢掉了（只在 cumsum < p 时保留）；应当在"
-                       "它*之前*的累计概率小于 p 时保留它，这样保留的总概率才能达到 p"},
-                lambda q, p: _cumulative_keep(q, p, strict_before=False)),
+        Mistake(PAST_P_HINT, lambda q, p: _cumulative_keep(q, p, strict_before=False)),
         Mistake({"en": "the running total was taken in vocabulary order; sort by probability "
                        "first, most probable first",
                  "zh": "累计和是按词表顺序算的；要先按概率排序，概率最高的在前"},
@@ -258,6 +293,13 @@ TOP_P = Exercise(
                        "np.where(mask, probs, 0)",
                  "zh": "要返回布尔掩码（True 表示保留）；过滤本身是 np.where(mask, probs, 0)"},
                 lambda q, p: np.where(top_p_mask(q, p), q, 0.0)),
+        Mistake(PAST_P_HINT, lambda q, p: _cumulative_keep(q, p, strict_before=False,
+                                                            at_most=True, first=True)),
+        Mistake({"en": "the mask is in sorted order: put it back in the vocabulary's order "
+                       "(np.put_along_axis with the argsort's indices)",
+                 "zh": "掩码还是排序后的顺序：要把它放回词表的顺序（用 argsort 的下标做 "
+                       "np.put_along_axis）"},
+                lambda q, p: _cumulative_keep(q, p, in_sorted_order=True)),
     ))
 
 
@@ -333,7 +375,7 @@ def _reference_beam_search(step, beam_size, max_len, length_penalty):
 
 def _beam(step, beam_size, max_len, length_penalty, *, narrow=True, finish=True,
           by_total=True, penalty=True, bos_in_length=False, keep_bos=False, best_first=True,
-          eos_in_length=True, keep_live=True, stop_at_first=False):
+          eos_in_length=True, keep_live=True, stop_at_first=False, rank_by_log_p=False):
     """A plain beam search, and (with other flags) the usual wrong versions."""
     beam, finished = [([BOS_ID], 0.0)], []
     for _ in range(max_len):
@@ -360,8 +402,29 @@ def _beam(step, beam_size, max_len, length_penalty, *, narrow=True, finish=True,
         if not eos_in_length and tokens[-1] == EOS_ID:
             n -= 1
         score = logp / ((5 + n) / 6) ** length_penalty if penalty else logp
-        ranked.append((tokens if keep_bos else tokens[1:], score))
-    return sorted(ranked, key=lambda h: -h[1] if best_first else h[1])
+        ranked.append((tokens if keep_bos else tokens[1:], score, logp))
+    key = (lambda h: -h[2]) if rank_by_log_p else (lambda h: -h[1] if best_first else h[1])
+    return [h[:2] for h in sorted(ranked, key=key)]
+
+
+def _beam_finished_compete(step, beam_size, max_len, length_penalty):
+    """Finished hypotheses stay in the beam and compete, by total log p, with the live ones'
+    extensions for its beam_size places (a false pass while no case made the length penalty
+    change an order)."""
+    beam = [([BOS_ID], 0.0)]  # finished and live hypotheses together
+    for _ in range(max_len):
+        candidates = [(tokens, logp) for tokens, logp in beam if tokens[-1] == EOS_ID]
+        for tokens, logp in beam:
+            if tokens[-1] != EOS_ID:
+                step_logp = step(np.array(tokens))
+                candidates += [(tokens + [token], logp + token_logp)
+                               for token, token_logp in enumerate(step_logp)
+                               if np.isfinite(token_logp)]
+        beam = sorted(candidates, key=lambda c: -c[1])[:beam_size]
+        if all(tokens[-1] == EOS_ID for tokens, _ in beam):
+            break
+    return sorted(((tokens[1:], logp / ((5 + len(tokens) - 1) / 6) ** length_penalty)
+                   for tokens, logp in beam), key=lambda h: -h[1])
 
 
 def _as_hypotheses(got):
@@ -453,6 +516,10 @@ def _beam_cases():
               "zh": "<eos> 不太可能出现：到 max_len 时束还是满的"}),
         Case((StepFunction(V, 5, eos_growth=0.5), 1, 6, 0.6),
              {"en": "beam_size 1 is greedy", "zh": "beam_size 为 1 就是贪心解码"}),
+        Case((StepFunction(V, 1012, eos_growth=0.8), 3, 5, 0.6),
+             {"en": "the length penalty reverses the top two: by raw log p [6, 2] would beat "
+                    "[4, 6, 4, 2]",
+              "zh": "长度惩罚让前两名对调：按原始的 log p，[6, 2] 会胜过 [4, 6, 4, 2]"}),
     ]
 
 
@@ -507,6 +574,18 @@ BEAM_SEARCH = Exercise(
                  "zh": "搜索在第一个假设完成时就停了；它应当继续（束窄一格），直到束空了或者"
                        "走完 max_len 步"},
                 lambda *a: _beam(*a, stop_at_first=True)),
+        Mistake({"en": "the n-best list is sorted by raw log p; sort it by the score you "
+                       "report, log p / lp(len): the length penalty can change the order",
+                 "zh": "n-best 列表是按原始的 log p 排序的；要按你报告的分数 log p / lp(len) "
+                       "排序：长度惩罚可能改变顺序"},
+                lambda *a: _beam(*a, rank_by_log_p=True)),
+        Mistake({"en": "finished hypotheses stayed in the beam and competed with the live ones' "
+                       "extensions, so a finished one can be pushed out: a finished hypothesis "
+                       "leaves the beam for good, and only beam_size − (number finished) "
+                       "extensions are kept",
+                 "zh": "已完成的假设留在束里，和未完成假设的扩展争位置，于是可能被挤掉：假设一旦"
+                       "完成就永远离开束，每一步只保留 beam_size − （已完成的个数）个扩展"},
+                _beam_finished_compete),
     ))
 
 
@@ -569,27 +648,44 @@ def _compare_steps(got, expected, rtol=1e-5, atol=1e-6):
     return None
 
 
-def _kv_mistake(*, append=True, axis=-2, scale="d_k", include_new=True, weights=None):
+def _grown(cache, new, how):
+    """cache (..., t, d) with new (..., d) appended as its position t, as `how` does it:
+    "concatenate" (along -2, right), "none0" (new[None] along axis 0), "vstack", "last" (new
+    as a column, along axis -1)."""
+    if how == "vstack":
+        return np.vstack([cache, new])
+    if how == "none0":
+        return np.concatenate([cache, new[None]], axis=0)
+    if how == "last":
+        return np.concatenate([cache, new[..., None]], axis=-1)
+    return np.concatenate([cache, new[..., None, :]], axis=-2 if how == "concatenate" else how)
+
+
+def _kv_mistake(*, append=True, how="concatenate", scale="d_k", include_new=True,
+                weights=None, cache_query=False, softmax_axis=-1, first_alone=False):
+    """One step of the KV cache, and (with other flags) the usual wrong versions."""
     def step(x_t, cache, W_q, W_k, W_v):
         q, k, v = x_t @ W_q, x_t @ W_k, x_t @ W_v  # (..., d)
+        if cache_query:
+            k = q
         if not include_new:
             K, V = cache["k"], cache["v"]
         elif append:
-            K = np.concatenate([cache["k"], k[..., None, :]], axis=axis)  # (..., t+1, d_k)
-            V = np.concatenate([cache["v"], v[..., None, :]], axis=axis)
+            K, V = _grown(cache["k"], k, how), _grown(cache["v"], v, how)  # (..., t+1, d)
         else:
             K, V = k[..., None, :], v[..., None, :]
         d = {"d_k": W_k.shape[1], "d_model": W_k.shape[0], None: 1}[scale]
         scores = (K @ q[..., None])[..., 0] / np.sqrt(d)  # (..., t+1)
         if weights is None:  # a softmax of one's own: raises on the empty cache of step 1
-            shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            alpha = shifted / shifted.sum(axis=-1, keepdims=True)
+            shifted = np.exp(scores - scores.max(axis=softmax_axis, keepdims=True))
+            alpha = shifted / shifted.sum(axis=softmax_axis, keepdims=True)
         else:  # minitf's softmax, as the notebook's solution: z_1 = 0 over no positions
             alpha = weights(scores)
         z = (alpha[..., None, :] @ V)[..., 0, :]  # (..., d_v)
+        if first_alone and cache["k"].shape[-2] == 0:
+            z = v  # step 1 special-cased: the new position alone
         if not include_new:
-            K = np.concatenate([cache["k"], k[..., None, :]], axis=-2)
-            V = np.concatenate([cache["v"], v[..., None, :]], axis=-2)
+            K, V = _grown(cache["k"], k, how), _grown(cache["v"], v, how)
         return z, {"k": K, "v": V}
     return step
 
@@ -630,7 +726,28 @@ KV_CACHE = Exercise(
                  "zh": "缓存被新的键和值替换掉了：要把它们追加进去（沿位置轴 np.concatenate），"
                        "让缓存每一步多一个位置"},
                 _kv_mistake(append=False)),
-        Mistake(AXIS_HINT, _kv_mistake(axis=0)),
+        Mistake(AXIS_HINT, _kv_mistake(how=0)),
+        Mistake(AXIS_HINT, _kv_mistake(how="none0")),
+        Mistake({"en": "np.vstack stacks along axis 0, which is the batch when there is one: "
+                       "append along the position axis, np.concatenate([cache['k'], "
+                       "k_t[..., None, :]], axis=-2)",
+                 "zh": "np.vstack 沿 axis 0 堆叠，有批次时那是批次轴：要沿位置轴追加，"
+                       "np.concatenate([cache['k'], k_t[..., None, :]], axis=-2)"},
+                _kv_mistake(how="vstack")),
+        Mistake({"en": "the cache is (..., t, d): positions on axis -2, features on axis -1; "
+                       "append k_t as a new row, k_t[..., None, :], along axis=-2",
+                 "zh": "缓存的形状是 (..., t, d)：位置在 axis -2 上，特征在 axis -1 上；要把 "
+                       "k_t 作为新的一行 k_t[..., None, :] 沿 axis=-2 追加"},
+                _kv_mistake(how="last")),
+        Mistake({"en": "the cache holds the keys x_t W_k (and the values), not the queries: a "
+                       "query is used once, at its own step",
+                 "zh": "缓存里存的是键 x_t W_k（和值），不是查询：查询只在它自己那一步用一次"},
+                _kv_mistake(cache_query=True)),
+        Mistake({"en": "the softmax runs over the cached positions, the last axis (axis=-1); "
+                       "with a batch, axis 0 is the batch",
+                 "zh": "softmax 要在缓存的各个位置上计算，也就是最后一个轴（axis=-1）；有批次时，"
+                       "axis 0 是批次轴"},
+                _kv_mistake(softmax_axis=0)),
         Mistake({"en": "divide the scores by √d_k", "zh": "分数要除以 √d_k"},
                 _kv_mistake(scale=None)),
         Mistake({"en": "divide by √d_k, the size of a key (W_k.shape[1]), not by √d_model",
@@ -638,6 +755,8 @@ KV_CACHE = Exercise(
                 _kv_mistake(scale="d_model")),
         Mistake(_SCORES_BEFORE_APPEND, _kv_mistake(include_new=False, weights=softmax)),
         Mistake(_SCORES_BEFORE_APPEND, _kv_mistake(include_new=False)),
+        Mistake(_SCORES_BEFORE_APPEND, _kv_mistake(include_new=False, weights=softmax,
+                                                   first_alone=True)),
     ))
 
 

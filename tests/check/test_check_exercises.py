@@ -722,19 +722,20 @@ def test_a_learner_written_mistake_gets_its_hint_and_no_other(name, fn, hint):
 
 
 def test_a_bug_that_is_no_listed_mistake_gets_no_hint():
-    # A softmax that forgets the max *and* sums over the whole array: cases 3, 4 and 6 look
-    # like the overflow mistake, case 5 like the axis mistake, but neither explains every case.
+    # A softmax that forgets the max *and* sums over the whole array: the large entries look
+    # like the overflow mistake, the matrices like the axis mistake, but neither explains
+    # every case.
     def two_bugs(x):
         return np.exp(x) / np.exp(x).sum()
 
     result = minitf.check.check_softmax(two_bugs)
-    assert not result and result.hints == [] and len(result.cases) == 5, str(result)
+    assert not result and result.hints == [] and len(result.cases) == 9, str(result)
 
 
 def test_the_report_says_which_case_failed_and_what_was_asked():
     text = str(minitf.check.check_softmax(naive_softmax))
     assert text.splitlines()[:4] == [
-        "✗ softmax: not yet — 4 of 7 cases differ",
+        "✗ softmax: not yet — 6 of 11 cases differ",
         "  asked: naive_softmax(x) should return the softmax of x along its last axis "
         "(each row sums to 1), without overflow",
         "  case 3: x (3,) = [1000. 999. 998.] — large entries",
@@ -760,10 +761,16 @@ def test_softmax_cases_catch_a_shift_that_is_no_row_max(x, wrong):
         assert np.isnan(wrong(np.array(x))).any() and not np.isnan(softmax(np.array(x))).any()
 
 
-def test_attention_has_rows_more_than_800_apart():
-    Q, K, _ = EXERCISES["check_attention"].cases()[-1].args
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    assert np.ptp(scores.max(axis=-1)) > 800
+def test_attention_cases_have_rows_far_apart_and_a_row_that_spans_far():
+    """Rows more than 800 apart (the whole array's max underflows a row), and a row whose
+    scores span more than 1500 (its mean is 750 and more below its max: exp overflows)."""
+    apart = span = 0.0
+    for case in EXERCISES["check_attention"].cases():
+        Q, K, _ = case.args
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        apart = max(apart, np.ptp(scores.max(axis=-1)))
+        span = max(span, np.ptp(scores, axis=-1).max())
+    assert apart > 800 and span > 1500
 
 
 def test_one_head_is_one_head():
