@@ -9,20 +9,28 @@ from .core import Case, Exercise, Mistake
 __all__ = ["check_rope", "check_sinusoidal"]
 
 
-def _table(max_len, d_model, *, exponent="2i", swap=False):
+def _table(max_len, d_model, *, exponent="2i", swap=False, start=0, base=10000.0,
+           multiply=False, halves=False):
     """The sinusoidal table, and (with other flags) the usual wrong versions.
 
     exponent "2i": the paper's 10000^(2i/d) for both columns of pair i;
     "i": 10000^(i/d); "column": 10000^(j/d) with j the column index (odd columns off by one).
+    halves: all the sines, then all the cosines.
     """
-    pos = np.arange(max_len)[:, None]  # (max_len, 1)
+    pos = np.arange(start, start + max_len)[:, None]  # (max_len, 1)
     column = np.arange(d_model)  # (d_model,)
     pair = column // 2
     power = {"2i": 2 * pair, "i": pair, "column": column}[exponent] / d_model
-    angles = pos / 10000.0 ** power  # (max_len, d_model)
+    angles = pos * base ** power if multiply else pos / base ** power  # (max_len, d_model)
+    if halves:
+        half = angles[:, 0::2]
+        return np.concatenate([np.sin(half), np.cos(half)], axis=-1)
     sin_cols = column % 2 == (1 if swap else 0)
     return np.where(sin_cols, np.sin(angles), np.cos(angles))
 
+
+FROM_0_HINT = {"en": "positions count from 0: the first position is m = 0 (sin 0 = 0, cos 0 = 1)",
+               "zh": "位置从 0 开始数：第一个位置是 m = 0（sin 0 = 0，cos 0 = 1）"}
 
 SINUSOIDAL = Exercise(
     name="sinusoidal", checker="check_sinusoidal", args=("max_len", "d_model"),
@@ -48,17 +56,36 @@ SINUSOIDAL = Exercise(
                        "(column // 2)",
                  "zh": "指数用成了 i/d；应当是 2i/d，其中 i 是第几对（column // 2）"},
                 lambda n, d: _table(n, d, exponent="i")),
+        Mistake({"en": "sin and cos alternate column by column, PE[:, 0::2] = sin and "
+                       "PE[:, 1::2] = cos, not all the sines first and then all the cosines",
+                 "zh": "sin 和 cos 逐列交替：PE[:, 0::2] = sin，PE[:, 1::2] = cos，而不是先放"
+                       "全部的 sin、再放全部的 cos"},
+                lambda n, d: _table(n, d, halves=True)),
+        Mistake(FROM_0_HINT, lambda n, d: _table(n, d, start=1)),
+        Mistake({"en": "divide the position by 10000^(2i/d), do not multiply: the angles turn "
+                       "slower and slower across the columns",
+                 "zh": "要用位置除以 10000^(2i/d)，而不是乘以它：越往后的列，角度转得越慢"},
+                lambda n, d: _table(n, d, multiply=True)),
+        Mistake({"en": "the base is 10000: pos / 10000^(2i/d)",
+                 "zh": "底数是 10000：pos / 10000^(2i/d)"},
+                lambda n, d: _table(n, d, base=1000.0)),
+        Mistake({"en": "the table is (max_len, d_model): one row per position, one column per "
+                       "feature",
+                 "zh": "这张表的形状是 (max_len, d_model)：每个位置一行，每个特征一列"},
+                lambda n, d: _table(n, d).T),
     ))
 
 
-def _rotate(x, *, layout="pairs", sign=1.0):
+def _rotate(x, *, layout="pairs", sign=1.0, start=0, length_axis=-2):
     """RoPE with positions 0..L-1, and (with other flags) the usual wrong versions.
 
     layout "pairs": rotate (x[2i], x[2i+1]) as minitf does; "halves": rotate
-    (x[i], x[i + d/2]); sign -1 turns the other way.
+    (x[i], x[i + d/2]); sign -1 turns the other way; start 1 counts positions from 1;
+    length_axis 0 takes L from the batch axis.
     """
-    L, d = x.shape[-2], x.shape[-1]
-    angles = sign * np.arange(L)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (L, d/2)
+    L, d = x.shape[length_axis], x.shape[-1]
+    positions = np.arange(start, start + L)[:, None]
+    angles = sign * positions / 10000.0 ** (np.arange(0, d, 2) / d)  # (L, d/2)
     cos, sin = np.cos(angles), np.sin(angles)
     if layout == "pairs":
         first, second = x[..., 0::2], x[..., 1::2]
@@ -71,6 +98,17 @@ def _rotate(x, *, layout="pairs", sign=1.0):
     else:
         out[..., : d // 2], out[..., d // 2:] = new_first, new_second
     return out
+
+
+def _rotate_through_views(x):
+    """RoPE written into x itself through views: the second line reads the first line's new
+    values."""
+    L, d = x.shape[-2:]
+    angle = np.arange(L)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+    even, odd = x[..., 0::2], x[..., 1::2]  # views of x
+    x[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
+    x[..., 1::2] = even * np.sin(angle) + odd * np.cos(angle)  # `even` is already rotated
+    return x
 
 
 def _rope_cases():
@@ -100,6 +138,19 @@ ROPE = Exercise(
                  "zh": "你把第 i 维和第 i + d/2 维配成了一对（“旋转一半”的排布）；minitf 是"
                        "相邻两维配对：(x[2i], x[2i+1])"},
                 lambda x: _rotate(x, layout="halves")),
+        Mistake({"en": "x[..., 0::2] is a view: once the new even entries are written into x, "
+                       "`even` holds them, and the odd entries are computed from rotated "
+                       "values; copy the halves first (.copy()) or write into a new array "
+                       "(np.empty_like(x))",
+                 "zh": "x[..., 0::2] 是视图（view）：新的偶数位一写回 x，`even` 里就已经是新值了，"
+                       "奇数位于是用转过的值来算；要先复制两半（.copy()），或者写进一个新数组"
+                       "（np.empty_like(x)）"}, _rotate_through_views),
+        Mistake(FROM_0_HINT, lambda x: _rotate(x, start=1)),
+        Mistake({"en": "L is the number of positions, x.shape[-2]: for a batch of heads "
+                       "(B, h, L, d), x.shape[0] is the batch",
+                 "zh": "L 是位置的个数 x.shape[-2]：对一批多头的输入 (B, h, L, d)，x.shape[0] "
+                       "是批次"},
+                lambda x: _rotate(x, length_axis=0)),
     ))
 
 

@@ -14,10 +14,12 @@ __all__ = ["check_layer_norm", "check_rms_norm", "check_pre_ln_encoder_layer"]
 
 # ------------------------------------------------------------------- LayerNorm
 
-def _normalise(x, gamma, beta, axis=-1, ddof=0, eps=1e-5, eps_inside=True):
+def _normalise(x, gamma, beta, axis=-1, ddof=0, eps=1e-5, eps_inside=True, root=True):
     """LayerNorm with the knobs that the usual mistakes turn."""
     mean = x.mean(axis=axis, keepdims=True)
     var = x.var(axis=axis, ddof=ddof, keepdims=True)
+    if not root:
+        return gamma * (x - mean) / (var + eps) + beta
     std = np.sqrt(var + eps) if eps_inside else np.sqrt(var) + eps
     return gamma * (x - mean) / std + beta
 
@@ -85,6 +87,17 @@ LAYER_NORM = Exercise(
         Mistake({"en": "ε belongs inside the square root: √(σ² + ε), not √σ² + ε",
                  "zh": "ε 应当在平方根里面：√(σ² + ε)，而不是 √σ² + ε"},
                 lambda x, g, b: _normalise(x, g, b, eps_inside=False)),
+        Mistake({"en": "ε is 1e-5 (the function's default eps); with nearly constant rows "
+                       "its size shows",
+                 "zh": "ε 是 1e-5（函数的默认参数 eps）；几乎不变的行会让它的大小显现出来"},
+                lambda x, g, b: _normalise(x, g, b, eps=1e-6)),
+        Mistake({"en": "γ and β are swapped: γ multiplies, β is added, γ · x̂ + β",
+                 "zh": "γ 和 β 弄反了：γ 用来乘，β 用来加，γ · x̂ + β"},
+                lambda x, g, b: _normalise(x, b, g)),
+        Mistake({"en": "that divides by the variance; divide by the standard deviation, "
+                       "√(σ² + ε)",
+                 "zh": "这是除以方差；要除以标准差 √(σ² + ε)"},
+                lambda x, g, b: _normalise(x, g, b, root=False)),
     ))
 
 
@@ -153,6 +166,11 @@ RMS_NORM = Exercise(
         Mistake({"en": "ε belongs inside the square root: √(mean(x²) + ε)",
                  "zh": "ε 应当在平方根里面：√(mean(x²) + ε)"},
                 lambda x, g: _rms(x, g, eps_inside=False)),
+        Mistake({"en": "that divides by the mean of |x|; RMSNorm divides by the ROOT of the "
+                       "MEAN of the SQUARES, √(mean(x²) + ε)",
+                 "zh": "这是除以 |x| 的均值；RMSNorm 除以的是*平方*的*均值*的*平方根*，"
+                       "√(mean(x²) + ε)"},
+                lambda x, g: g * x / (np.abs(x).mean(axis=-1, keepdims=True) + 1e-5)),
     ))
 
 
@@ -164,12 +182,13 @@ def _post_ln(x, layer, mask):
 
 
 def _pre_ln(x, layer, mask, use_mask=True, add_normed=False, final_norm=False,
-            positional=False):
-    a = layer.norm1(x)
+            positional=False, norms=("norm1", "norm2"), ffn_normed=True):
+    first, second = (getattr(layer, name) for name in norms)
+    a = first(x)
     attended = layer.self_attn(a, mask) if positional else layer.self_attn(
         a, mask=mask if use_mask else None)  # the second positional argument is `context`
     h = (a if add_normed else x) + attended
-    b = layer.norm2(h)
+    b = second(h) if ffn_normed else h
     out = (b if add_normed else h) + layer.ffn(b)
     return layer.norm2(out) if final_norm else out
 
@@ -222,6 +241,19 @@ PRE_LN_ENCODER_LAYER = Exercise(
                  "zh": "掩码被当成了 `context` 传进去，那是 self_attn 的第二个位置参数（笔记本 06 "
                        "的交叉注意力要用它）：请用关键字传入，self_attn(..., mask=mask)"},
                 lambda x, layer, mask: _pre_ln(x, layer, mask, positional=True)),
+        Mistake({"en": "norm1 and norm2 are swapped: norm1 goes before the self-attention, "
+                       "norm2 before the FFN",
+                 "zh": "norm1 和 norm2 弄反了：norm1 在自注意力之前，norm2 在前馈网络之前"},
+                lambda x, layer, mask: _pre_ln(x, layer, mask, norms=("norm2", "norm1"))),
+        Mistake({"en": "norm1 was used twice; each sub-layer has its own LayerNorm: norm2 "
+                       "before the FFN",
+                 "zh": "norm1 用了两次；每个子层有自己的 LayerNorm：前馈网络之前用 norm2"},
+                lambda x, layer, mask: _pre_ln(x, layer, mask, norms=("norm1", "norm1"))),
+        Mistake({"en": "the FFN read the un-normalised stream; pre-LN normalises its input "
+                       "too: x + ffn(norm2(x))",
+                 "zh": "前馈网络读的是没有归一化的残差流；pre-LN 也要归一化它的输入："
+                       "x + ffn(norm2(x))"},
+                lambda x, layer, mask: _pre_ln(x, layer, mask, ffn_normed=False)),
     ))
 
 

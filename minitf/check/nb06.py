@@ -3,12 +3,13 @@ the pre-LN decoder layer (cases, references, known mistakes)."""
 
 import numpy as np
 
-from ..attention import causal_mask, padding_mask, scaled_dot_product_attention
+from ..attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from ..decoder import DecoderLayer
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import Case, Exercise, Mistake
 from .shared import (
     BY_D_MODEL_HINT,
+    STRAIGHT_MERGE_HINT,
     STRAIGHT_SPLIT_HINT,
     perturb_norms_and_biases,
     split_heads_straight,
@@ -24,6 +25,24 @@ def _band(n, low, high):
     offset = np.arange(n)[:, None] - np.arange(n)[None, :]  # i - j
     return (offset >= low) & (offset <= high)
 
+
+def _wrapped_window(n, window, by_slices=False):
+    """The window written with a loop (or slices) whose start is not clipped at 0: a
+    negative index wraps to the end of the row."""
+    mask = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        if by_slices:
+            mask[i, i - window + 1:i + 1] = True
+        else:
+            for j in range(i - window + 1, i + 1):
+                mask[i, j] = True
+    return mask
+
+
+WRAP_HINT = {"en": "a negative index counts from the end of the row: for the first queries, "
+                   "start the window at max(0, i − window + 1)",
+             "zh": "负的下标会从这一行的末尾倒着数：对最前面的几个查询，窗口要从 "
+                   "max(0, i − window + 1) 开始"}
 
 LOCAL_CAUSAL_MASK = Exercise(
     name="local_causal_mask", checker="check_local_causal_mask", args=("n", "window"),
@@ -58,15 +77,24 @@ LOCAL_CAUSAL_MASK = Exercise(
         Mistake({"en": "masks are boolean: use dtype=bool, or .astype(bool)",
                  "zh": "掩码是布尔值：用 dtype=bool，或者 .astype(bool)"},
                 lambda n, window: _band(n, 0, window - 1).astype(float)),
+        Mistake({"en": "each query must see itself: the window ends at j = i (i − window < "
+                       "j ≤ i), it does not stop just before",
+                 "zh": "每个查询都必须能看到自己：窗口到 j = i 为止（i − window < j ≤ i），"
+                       "不是在它之前就停"},
+                lambda n, window: _band(n, 1, window)),
+        Mistake(WRAP_HINT, _wrapped_window),
+        Mistake(WRAP_HINT, lambda n, window: _wrapped_window(n, window, by_slices=True)),
     ))
 
 
 # ------------------------------------------------------------- cross-attention
 
 def _cross(y, memory, attn, memory_mask, *, q_from="y", k_from="memory", v_from="memory",
-           use_mask=True, project=True, by_d_model=False, biases=True, split=split_heads):
+           use_mask=True, project=True, by_d_model=False, biases=True, split=split_heads,
+           masked="-inf", merge=merge_heads):
     """Multi-head attention by hand, with its inputs taken from where the mistakes take them
-    (and the other flags' slips)."""
+    (and the other flags' slips). masked: "-inf" (right), "zero" (masked scores set to 0),
+    "after" (weights zeroed after the softmax): the two shortcuts of notebook 06 §2."""
     source = {"y": y, "memory": memory}
 
     def bias(name):
@@ -76,8 +104,15 @@ def _cross(y, memory, attn, memory_mask, *, q_from="y", k_from="memory", v_from=
                for n, where in (("q", q_from), ("k", k_from), ("v", v_from)))
     if by_d_model:  # scores / √d_model instead of / √d_k
         q = q * np.sqrt(q.shape[-1] / y.shape[-1])
-    heads, _ = scaled_dot_product_attention(q, k, v, memory_mask if use_mask else None)
-    merged = merge_heads(heads)  # (B, L_q, d_model)
+    mask = memory_mask if use_mask else None
+    if masked == "-inf" or mask is None:
+        heads, _ = scaled_dot_product_attention(q, k, v, mask)
+    else:
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        weights = softmax(np.where(mask, scores, 0.0)) if masked == "zero" \
+            else softmax(scores) * mask
+        heads = weights @ v
+    merged = merge(heads)  # (B, L_q, d_model)
     return merged @ attn.W_o + bias("b_o") if project else merged
 
 
@@ -143,6 +178,19 @@ CROSS_ATTENTION = Exercise(
                  "zh": "漏掉了偏置 b_q、b_k、b_v、b_o：每个投影都是 x @ W + b"},
                 lambda *args: _cross(*args, biases=False)),
         Mistake(STRAIGHT_SPLIT_HINT, lambda *args: _cross(*args, split=split_heads_straight)),
+        Mistake({"en": "the masked scores were set to 0, shortcut (a) of §2: e⁰ = 1, so padded "
+                       "source positions still get weight; fill them with -inf (np.where(mask, "
+                       "scores, -np.inf)) before the softmax",
+                 "zh": "被遮住的分数设成了 0，这是第 2 节的捷径 (a)：e⁰ = 1，填充的源位置仍会得到"
+                       "权重；要在 softmax 之前把它们填成 -inf（np.where(mask, scores, -np.inf)）"},
+                lambda *args: _cross(*args, masked="zero")),
+        Mistake({"en": "the weights were zeroed after the softmax, shortcut (b) of §2: the rows "
+                       "no longer sum to 1; fill the masked scores with -inf before the softmax",
+                 "zh": "权重是在 softmax 之后才置零的，这是第 2 节的捷径 (b)：每一行之和不再是 1；"
+                       "要在 softmax 之前把被遮住的分数填成 -inf"},
+                lambda *args: _cross(*args, masked="after")),
+        Mistake(STRAIGHT_MERGE_HINT, lambda *args: _cross(
+            *args, merge=lambda h: h.reshape(h.shape[0], h.shape[2], -1))),
     ))
 
 
@@ -155,16 +203,22 @@ def _post_ln(y, memory, layer, tgt_mask, memory_mask):
 
 
 def _pre_ln(y, memory, layer, tgt_mask, memory_mask, *, self_mask=True, from_memory=True,
-            norm_memory=False, add_normed=False):
-    """The pre-LN decoder layer, and (with other flags) the usual wrong versions."""
-    a = layer.norm1(y)
+            norm_memory=False, add_normed=False, norms=("norm1", "norm2", "norm3"),
+            after=False, final=False):
+    """The pre-LN decoder layer, and (with other flags) the usual wrong versions: `after`
+    normalises each sub-layer's output as well, `final` the layer's output."""
+    n1, n2, n3 = (getattr(layer, name) for name in norms)
+    a = n1(y)
     y = (a if add_normed else y) + layer.self_attn(a, mask=tgt_mask if self_mask else None)
-    b = layer.norm2(y)
-    context = (layer.norm2(memory) if norm_memory else memory) if from_memory else None
+    y = n1(y) if after else y
+    b = n2(y)
+    context = (n2(memory) if norm_memory else memory) if from_memory else None
     y = (b if add_normed else y) + layer.cross_attn(
         b, context, mask=memory_mask if from_memory else None)
-    c = layer.norm3(y)
-    return (c if add_normed else y) + layer.ffn(c)
+    y = n2(y) if after else y
+    c = n3(y)
+    out = (c if add_normed else y) + layer.ffn(c)
+    return n3(out) if after or final else out
 
 
 def _random_decoder_layer(d_model, num_heads, d_ff, seed):
@@ -219,6 +273,20 @@ PRE_LN_DECODER_LAYER = Exercise(
         Mistake({"en": "the masked self-attention ignores tgt_mask, so it looks at later tokens",
                  "zh": "掩码自注意力没有用上 tgt_mask，于是它看到了后面的词元"},
                 lambda *args: _pre_ln(*args, self_mask=False)),
+        Mistake({"en": "each sub-layer's output was normalised again; pre-LN normalises its "
+                       "input only: y = y + sublayer(norm(y)), and nothing after",
+                 "zh": "每个子层的输出又做了一次归一化；pre-LN 只归一化子层的输入："
+                       "y = y + sublayer(norm(y))，之后不再归一化"},
+                lambda *args: _pre_ln(*args, after=True)),
+        Mistake({"en": "norm1 was used for all three sub-layers; each has its own LayerNorm: "
+                       "norm1, norm2, norm3",
+                 "zh": "三个子层都用了 norm1；每个子层有自己的 LayerNorm：norm1、norm2、norm3"},
+                lambda *args: _pre_ln(*args, norms=("norm1", "norm1", "norm1"))),
+        Mistake({"en": "the output was normalised again; in pre-LN the layer's output is not "
+                       "normalised (the final LayerNorm belongs to the stack, Decoder.norm)",
+                 "zh": "输出又做了一次归一化；pre-LN 的层不对输出做归一化（最后那个 LayerNorm "
+                       "属于整个堆叠，即 Decoder.norm）"},
+                lambda *args: _pre_ln(*args, final=True)),
     ))
 
 

@@ -46,6 +46,14 @@ def _kept(logits, targets, eps, ignore_index, **q):
     return _smoothed_losses(logits, targets, eps, **q)[targets != ignore_index]
 
 
+def _per_sentence(z, y, e, i):
+    """The mean of each sentence's mean loss (its positions that are not ignore_index)."""
+    losses, kept = _smoothed_losses(z, y, e), y != i
+    if y.ndim == 1:
+        return losses[kept].mean()
+    return np.mean((losses * kept).sum(axis=-1) / kept.sum(axis=-1))
+
+
 def _naive_smoothed(z, y, e, i):
     probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
     log_probs = np.log(probs)
@@ -103,6 +111,23 @@ CROSS_ENTROPY = Exercise(
                  "zh": "很大的 logits 让 np.exp 溢出了：在 np.exp 之前减去每一行的最大值"
                        "（softmax 的结果不变）"},
                 _naive_smoothed),
+        Mistake({"en": "eps is spread over all V classes, the target's included: each gets "
+                       "eps / V, not eps / (V − 1) on the others",
+                 "zh": "eps 要分摊到全部 V 个类别上，目标类别也算在内：每个类别得到 eps / V，"
+                       "而不是其他类别各得 eps / (V − 1)"},
+                lambda z, y, e, i: _kept(z, y, e, i, target_share=1 - e - e / (z.shape[-1] - 1),
+                                         spread=e / (z.shape[-1] - 1)).mean()),
+        Mistake({"en": "the target class gets eps / V too, on top of 1 − eps: q = (1 − eps) "
+                       "onehot + eps / V on every class, so that q sums to 1",
+                 "zh": "目标类别在 1 − eps 之外也要得到 eps / V：q = (1 − eps) onehot + eps / V "
+                       "作用在每个类别上，这样 q 之和才是 1"},
+                lambda z, y, e, i: _kept(z, y, e, i, target_share=1 - e - e / z.shape[-1]).mean()),
+        Mistake({"en": "that is the mean of each sentence's mean; the loss is the mean over all "
+                       "the kept positions together (sentences of different lengths weigh by "
+                       "their positions)",
+                 "zh": "这是各个句子平均值的平均；损失是所有保留位置放在一起的平均（长度不同的"
+                       "句子按位置数计权）"},
+                _per_sentence),
     ))
 
 
@@ -170,24 +195,41 @@ LOG_SOFTMAX_BACKWARD = Exercise(
                        "maximum subtracted first",
                  "zh": "很大的分数让 np.exp 溢出了：计算 softmax(s) 时先减去每一行的最大值"},
                 lambda s, d: _log_softmax_backward(s, d, weights="naive")),
+        Mistake({"en": "d_logp.sum(axis=-1) has shape (...,), which cannot meet s (..., n): "
+                       "keep the axis with keepdims=True",
+                 "zh": "d_logp.sum(axis=-1) 的形状是 (...,)，与 s (..., n) 对不齐：用 "
+                       "keepdims=True 保留这个轴"},
+                lambda s, d: d - softmax(s) * d.sum(axis=-1)),
+        Mistake({"en": "the Jacobian was applied transposed: ds_j = Σ_i dℓ_i ∂ℓ_i/∂s_j = dℓ_j − "
+                       "α_j Σ_i dℓ_i (J.T @ dℓ, not J @ dℓ)",
+                 "zh": "雅可比矩阵用反了（转置了）：ds_j = Σ_i dℓ_i ∂ℓ_i/∂s_j = dℓ_j − "
+                       "α_j Σ_i dℓ_i（是 J.T @ dℓ，不是 J @ dℓ）"},
+                lambda s, d: d - np.sum(softmax(s) * d, axis=-1, keepdims=True)),
     ))
 
 
 # -------------------------------------------------------------------- Adam step
 
 def _adam_step(param, grad, m, v, t, lr, beta1, beta2, eps, *, correct_m=True, correct_v=True,
-               m_rule="ema", v_rule="ema", sqrt=True, sign=-1.0, eps_inside=False):
+               m_rule="ema", v_rule="ema", sqrt=True, sign=-1.0, eps_inside=False, t_shift=0,
+               hats_as_state=False, step_with_grad=False, paper_alpha=False):
     """One Adam update -> (param, m, v), new arrays; the flags make the usual mistakes."""
+    t = t + t_shift
     m = {"ema": beta1 * m + (1 - beta1) * grad, "no 1-b": beta1 * m + grad,
          "swapped": (1 - beta1) * m + beta1 * grad}[m_rule]
     v = {"ema": beta2 * v + (1 - beta2) * grad ** 2, "not squared": beta2 * v + (1 - beta2) * grad,
          "swapped": (1 - beta2) * v + beta2 * grad ** 2}[v_rule]
+    if paper_alpha:  # Kingma & Ba's α_t: ε is added to √v, before the correction
+        alpha = lr * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+        return param - alpha * m / (np.sqrt(v) + eps), m, v
     m_hat = m / (1 - beta1 ** t) if correct_m else m
     v_hat = v / (1 - beta2 ** t) if correct_v else v
+    state = (m_hat, v_hat) if hats_as_state else (m, v)
+    top = grad if step_with_grad else m_hat
     if eps_inside:
-        return param + sign * lr * m_hat / np.sqrt(v_hat + eps), m, v
+        return param + sign * lr * top / np.sqrt(v_hat + eps), *state
     root = np.sqrt(v_hat) if sqrt else v_hat
-    return param + sign * lr * m_hat / (root + eps), m, v
+    return param + sign * lr * top / (root + eps), *state
 
 
 def _adam_cases():
@@ -250,6 +292,31 @@ ADAM_STEP = Exercise(
         Mistake({"en": "ε goes outside the square root: lr · m̂ / (√v̂ + ε), not √(v̂ + ε)",
                  "zh": "ε 要放在平方根外面：lr · m̂ / (√v̂ + ε)，而不是 √(v̂ + ε)"},
                 _adam_variant(eps_inside=True)),
+        Mistake({"en": "that is the paper's shortcut, α_t = lr · √(1 − β₂ᵗ) / (1 − β₁ᵗ), which "
+                       "adds ε to √v; here ε is added after the bias correction, "
+                       "lr · m̂ / (√v̂ + ε), as torch.optim.Adam does",
+                 "zh": "这是论文里的简便写法 α_t = lr · √(1 − β₂ᵗ) / (1 − β₁ᵗ)，它把 ε 加在 √v "
+                       "上；这里 ε 是在偏差修正之后才加的，lr · m̂ / (√v̂ + ε)，和 "
+                       "torch.optim.Adam 一样"},
+                _adam_variant(paper_alpha=True)),
+        Mistake({"en": "t is this step's number, counted from 1: correct by 1 − β₁ᵗ, not "
+                       "1 − β₁ᵗ⁺¹",
+                 "zh": "t 就是这一步的序号，从 1 开始数：修正用 1 − β₁ᵗ，而不是 1 − β₁ᵗ⁺¹"},
+                _adam_variant(t_shift=1)),
+        Mistake({"en": "t counts from 1: the first step has t = 1 (with t − 1 the first "
+                       "correction divides by 1 − β⁰ = 0)",
+                 "zh": "t 从 1 开始数：第一步 t = 1（用 t − 1 的话，第一步的修正会除以 "
+                       "1 − β⁰ = 0）"},
+                _adam_variant(t_shift=-1)),
+        Mistake({"en": "return the running averages m and v themselves, not the corrected m̂ "
+                       "and v̂ (those are recomputed from m and v at every step)",
+                 "zh": "要返回滑动平均 m 和 v 本身，而不是修正后的 m̂ 和 v̂（它们每一步都由 m 和 "
+                       "v 重新算出）"},
+                _adam_variant(hats_as_state=True)),
+        Mistake({"en": "the step uses the average m̂, not this step's gradient g: "
+                       "lr · m̂ / (√v̂ + ε)",
+                 "zh": "这一步用的是平均值 m̂，而不是这一步的梯度 g：lr · m̂ / (√v̂ + ε)"},
+                _adam_variant(step_with_grad=True)),
     ))
 
 
@@ -297,6 +364,9 @@ WARMUP = Exercise(
                 lambda *a: _lr(*a, model_power=0.5)),
         Mistake({"en": "multiply by `scale`", "zh": "还要乘以 `scale`"},
                 lambda step, d, w, scale: _lr(step, d, w, 1.0)),
+        Mistake({"en": "step counts from 1, as in the formula: use step itself, not step − 1",
+                 "zh": "step 从 1 开始数，和公式里一样：直接用 step，不要用 step − 1"},
+                lambda step, d, w, scale: _lr(step - 1, d, w, scale) if step > 1 else 0.0),
     ))
 
 

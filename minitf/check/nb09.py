@@ -19,8 +19,9 @@ def _nouns(words):
     return [i for i, w in enumerate(words) if w in _NOUNS]
 
 
-def _rule(words):
-    kind = referent.LIVING if words[-1] in referent.LIVING_ADJECTIVES else referent.PLACES
+def _rule(words, swapped=False):
+    living = (words[-1] in referent.LIVING_ADJECTIVES) != swapped
+    kind = referent.LIVING if living else referent.PLACES
     return next(i for i, w in enumerate(words) if w in kind)
 
 
@@ -68,6 +69,19 @@ REFERENT_RULE = Exercise(
         Mistake({"en": "return the noun's index in the sentence, not its distance from 'it'",
                  "zh": "要返回名词在句子中的下标，而不是它到 “it” 的距离"},
                 lambda w: _rule(w) - w.index("it")),
+        Mistake({"en": "indices count from 0, as Python's do: words[0] is the first word",
+                 "zh": "下标从 0 开始数，和 Python 一样：words[0] 是第一个单词"},
+                lambda w: _rule(w) + 1),
+        Mistake({"en": "the two kinds are swapped: an adjective for living things (tired, "
+                       "scared, ...) points at the living noun, one for places (wide, busy, "
+                       "...) at the place",
+                 "zh": "两类弄反了：描述生物的形容词（tired、scared 等）指向有生命的名词，"
+                       "描述地点的（wide、busy 等）指向地点"},
+                lambda w: _rule(w, swapped=True)),
+        Mistake({"en": "that is the index of the adjective at the end; return the index of the "
+                       "noun it describes",
+                 "zh": "这是句末那个形容词的下标；要返回它所描述的那个名词的下标"},
+                lambda w: len(w) - 1),
     ))
 
 
@@ -81,6 +95,13 @@ def _pointer_gradient(q, K, target, *, scale=True, onehot=True, sign=1.0):
     if onehot:
         ds[target] -= 1
     return sign * (K.T @ ds) / (root if scale else 1.0)
+
+
+def _scores_gradient(q, K, target, scaled=True):
+    """∂loss/∂scores = p − onehot(target), p the softmax of the (scaled) scores."""
+    p = softmax(K @ q / (np.sqrt(len(q)) if scaled else 1.0))
+    p[target] -= 1
+    return p
 
 
 def _pointer_cases():
@@ -119,6 +140,15 @@ POINTER_GRADIENT = Exercise(
                  "zh": "只有 −k_target / √d_k：每个键还会按自己的概率把 q 推开，即 "
                        "Σ_j p_j k_j / √d_k"},
                 lambda q, K, t: -K[t] / np.sqrt(len(q))),
+        Mistake({"en": "K is (L, d_k) and ∂loss/∂scores is (L,): the gradient is Kᵀ (p − onehot) "
+                       "/ √d_k, K.T @ …",
+                 "zh": "K 的形状是 (L, d_k)，∂loss/∂scores 是 (L,)：梯度是 Kᵀ (p − onehot) / √d_k，"
+                       "即 K.T @ …"},
+                lambda q, K, t: K @ _scores_gradient(q, K, t) / np.sqrt(len(q))),
+        Mistake({"en": "p is the softmax of the scaled scores, softmax(K q / √d_k): scale inside "
+                       "the softmax too",
+                 "zh": "p 是缩放后分数的 softmax，即 softmax(K q / √d_k)：softmax 里面也要缩放"},
+                lambda q, K, t: K.T @ _scores_gradient(q, K, t, scaled=False) / np.sqrt(len(q))),
     ))
 
 

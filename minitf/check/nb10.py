@@ -79,6 +79,11 @@ SPLIT_IN_PROJ = Exercise(
                  "zh": "查询和键弄反了：torch 依次堆叠查询（第 0:d 行）、键（d:2d）、"
                        "值（2d:3d）"},
                 lambda w: tuple(_blocks(w)[i].T for i in (1, 0, 2))),
+        Mistake({"en": "torch stacks the three matrices as blocks of ROWS, (3d, d): split along "
+                       "axis 0 (np.split(w, 3)), then transpose each block",
+                 "zh": "torch 是把三个矩阵按*行*分块堆起来的，形状 (3d, d)：要沿 axis 0 切开"
+                       "（np.split(w, 3)），再把每一块转置"},
+                lambda w: tuple(np.split(w, 3, axis=1))),
     ))
 
 

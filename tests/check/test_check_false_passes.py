@@ -10,6 +10,7 @@ from check_solutions import SOLUTIONS
 import minitf.check
 from minitf import tasks
 from minitf.check import EXERCISES
+from minitf.multihead import merge_heads, split_heads
 
 # ------------------------------------------------------------------- 00 · pad
 
@@ -102,6 +103,38 @@ def beam_search_finished_stay_in_the_beam(step, beam_size, max_len, length_penal
                    for tokens, logp, _ in beam), key=lambda h: -h[1])
 
 
+# --------------------------------------------------- 03, 04 · likely mistakes with no hint
+
+def merge_by_concatenate(x):
+    return np.concatenate(x, axis=-1)
+
+
+def multi_head_with_w_o_columns(x, params, num_heads):
+    d_k = x.shape[-1] // num_heads
+    out = params["b_o"]
+    for i in range(num_heads):
+        cols = slice(i * d_k, (i + 1) * d_k)
+        q, k, v = (x @ params[f"W_{n}"][:, cols] + params[f"b_{n}"][cols] for n in "qkv")
+        w = np.exp(q @ k.transpose(0, 2, 1) / np.sqrt(d_k))
+        out = out + (w / w.sum(-1, keepdims=True)) @ v @ params["W_o"][:, cols]
+    return out
+
+
+def multi_head_without_qkv_biases(x, params, num_heads):
+    q, k, v = (split_heads(x @ params[f"W_{n}"], num_heads) for n in "qkv")
+    w = np.exp(q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1]))
+    return merge_heads((w / w.sum(-1, keepdims=True)) @ v) @ params["W_o"] + params["b_o"]
+
+
+def rope_in_place_through_views(x):
+    L, d = x.shape[-2:]
+    theta = np.arange(L)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+    a, b = x[..., 0::2], x[..., 1::2]
+    x[..., 0::2] = a * np.cos(theta) - b * np.sin(theta)
+    x[..., 1::2] = a * np.sin(theta) + b * np.cos(theta)
+    return x
+
+
 # (checker, the wrong answer, the start of its hint, the case numbers that fail: the new ones)
 FALSE_PASSES = [
     ("check_pad", pad_width_of_the_first, "the width is the longest sequence's length",
@@ -122,6 +155,10 @@ FALSE_PASSES = [
 
 NO_HINT_BEFORE = [
     ("check_attention", attention_without_keepdims, "scores.max(axis=-1) and the sum"),
+    ("check_merge_heads", merge_by_concatenate, "np.concatenate(x, axis=-1) walks over"),
+    ("check_multi_head", multi_head_with_w_o_columns, "head i's output (d_k columns) goes"),
+    ("check_multi_head", multi_head_without_qkv_biases, "b_q, b_k and b_v are missing"),
+    ("check_rope", rope_in_place_through_views, "x[..., 0::2] is a view"),
 ]
 
 
