@@ -23,12 +23,12 @@ _current = ["en"]
 
 def use_language(language):
     """Make the checkers speak `language` from now on: "en" (the default) or "zh". The
-    notebooks' setup cell calls it, the Chinese edition with "zh". Returns the previous one."""
+    notebooks' setup cell calls it, the Chinese edition with "zh". Returns None, so that the
+    call prints nothing as a cell's last line."""
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {', '.join(map(repr, LANGUAGES))}, "
                          f"got {language!r}")
-    previous, _current[0] = _current[0], language
-    return previous
+    _current[0] = language
 
 
 def current_language():

@@ -14,7 +14,7 @@ def _softmax_cases():
     return [
         Case((np.array([1.0, 2.0, 3.0]),)),
         Case((np.array([14.0, 12.0]),), {"en": "the worked example's scores 112/8 and 96/8",
-                                         "zh": "书中例子的分数 112/8 和 96/8"}),
+                                         "zh": "演算示例的分数 112/8 和 96/8"}),
         Case((np.array([1000.0, 999.0, 998.0]),), {"en": "large entries", "zh": "很大的元素"}),
         Case((np.array([-1000.0, -1001.0]),), {"en": "very negative entries",
                                                "zh": "绝对值很大的负数"}),
@@ -139,7 +139,7 @@ NOT_D_K_HINT = {"en": "divide by √d_k (np.sqrt(d_k)), not by d_k",
                 "zh": "要除以 √d_k（np.sqrt(d_k)），而不是 d_k"}
 EIGHT_HINT = {"en": "√d_k = 8 only in the worked example (d_k = 64): compute it from q, "
                     "np.sqrt(len(q))",
-              "zh": "√d_k = 8 只是书中例子的值（d_k = 64）：要从 q 算出来，np.sqrt(len(q))"}
+              "zh": "√d_k = 8 只是演算示例中的值（d_k = 64）：要从 q 算出来，np.sqrt(len(q))"}
 
 
 def _attention_cases():
@@ -150,7 +150,7 @@ def _attention_cases():
     v = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]])
     return [
         Case((q, k, v), {"en": "the worked example: q·k = 112 and 96, d_k = 64",
-                         "zh": "书中的例子：q·k = 112 和 96，d_k = 64"}),
+                         "zh": "演算示例：q·k = 112 和 96，d_k = 64"}),
         Case((rng.normal(size=4), rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
              {"en": "3 keys, d_k = 4, d_v = 2", "zh": "3 个键，d_k = 4，d_v = 2"}),
         Case((rng.normal(size=16), rng.normal(size=(5, 16)), rng.normal(size=(5, 16))),
