@@ -14,7 +14,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: lab torch test quick notebooks slides bench clean
+.PHONY: lab torch test quick notebooks new-notebook slides bench clean
 
 # Reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -89,6 +89,11 @@ notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py $(NB)
 	$(BIN)/python tools/build_zh.py
 
+# A new notebook that passes every test as it stands (CONTRIBUTING.md, "Adding a notebook"):
+# make new-notebook NN=11 TOPIC=decoder_only TITLE="The decoder alone" TITLE_ZH="只用解码器"
+new-notebook: $(STAMP)
+	$(BIN)/python tools/new_notebook.py "$(NN)" "$(TOPIC)" "$(TITLE)" "$(TITLE_ZH)"
+
 # The instructor's decks, for a screen with no network: build/slides/index.html and one
 # NN_topic.slides.html per notebook, with reveal.js and MathJax in build/slides/vendor/
 # (fetched once with npm into build/npm-cache/). `make slides NB=notebooks/05_encoder.ipynb`
@@ -99,10 +104,13 @@ slides: $(STAMP)
 
 # Measured figures (time, speed-ups, peak memory); never part of `make test`. With PyTorch
 # installed in .venv the scripts also print the ratio to it (torch is never a dependency).
+# contention.py measures with the threads BLAS and torch choose, as in a learner's session.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/kv_cache.py
 	$(BIN)/python benchmarks/train_step.py
+	env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS -u MKL_NUM_THREADS \
+		$(BIN)/python benchmarks/contention.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -19,6 +19,10 @@ from minitf.attention import causal_mask, scaled_dot_product_attention
 from minitf.fast import blocked_attention, chunked_attention
 from minitf.figures.cost import attention_flops, peak_memory, random_qkv, time_attention
 
+D = 64  # features per head, in every case below
+TARGET = (8, 8, 512)  # the issue's target: batch, heads, length (causal)
+MEMORY_LENGTH = 4096  # where full and chunked attention's peak memory is compared
+
 
 def torch_sdpa():
     """torch's CPU scaled_dot_product_attention as fn(q, k, v, mask), or None."""
@@ -48,9 +52,9 @@ def main():
     torch_fn, torch_version = torch_sdpa()
     torch_note = f"torch {torch_version}" if torch_version else "torch: not installed"
     print(f"{machine_line()} | {torch_note}")
-    d, heads = 64, (args.heads,)
+    d, heads = D, (args.heads,)
 
-    print(f"\nbatch (h={args.heads}), d=64, float32, no mask: best of {args.repeats}")
+    print(f"\nbatch (h={args.heads}), d={d}, float32, no mask: best of {args.repeats}")
     print(f"{'L':>6} {'reference ms':>12} {'fast ms':>10} {'GFLOP/s':>8}"
           + (f" {'torch ms':>9}" if torch_fn else ""))
     for n in args.lengths:
@@ -62,14 +66,15 @@ def main():
             line += f" {time_attention(n, d, heads, args.repeats, fn=torch_fn) * 1e3:>9.2f}"
         print(line)
 
-    print("\ntarget: B=8, H=8, L=512, d=64, float32, causal mask")
-    t_ours = time_attention(512, d, (8, 8), args.repeats, causal=True, fn=blocked_attention)
-    t_naive = time_attention(512, d, (8, 8), args.repeats, causal=True,
+    B, H, L = TARGET
+    print(f"\ntarget: B={B}, H={H}, L={L}, d={d}, float32, causal mask")
+    t_ours = time_attention(L, d, (B, H), args.repeats, causal=True, fn=blocked_attention)
+    t_naive = time_attention(L, d, (B, H), args.repeats, causal=True,
                              fn=scaled_dot_product_attention)
     print(f"  reference {t_naive * 1e3:.1f} ms, fast {t_ours * 1e3:.1f} ms")
     if torch_fn:
-        q, k, v = random_qkv(512, d, (8, 8))
-        mask = causal_mask(512)
+        q, k, v = random_qkv(L, d, (B, H))
+        mask = causal_mask(L)
         ours, theirs = times_in_turns([lambda: blocked_attention(q, k, v, mask),
                                        lambda: torch_fn(q, k, v, mask)], args.runs)
         ratios = ours / theirs
@@ -80,11 +85,11 @@ def main():
               f"{np.quantile(ratios, 0.25):.2f}-{np.quantile(ratios, 0.75):.2f}x "
               f"(target <= 1.5x)")
 
-    n = 4096
+    n = MEMORY_LENGTH
     q, k, v = random_qkv(n, d)
     full = peak_memory(blocked_attention, q, k, v)
     chunked = peak_memory(chunked_attention, q, k, v, chunk_size=256)
-    print(f"\npeak memory at L={n}, d=64, float32: full {full / 2**20:.1f} MiB, "
+    print(f"\npeak memory at L={n}, d={d}, float32: full {full / 2**20:.1f} MiB, "
           f"chunked (256 queries) {chunked / 2**20:.1f} MiB ({full / chunked:.0f}x less)")
 
 

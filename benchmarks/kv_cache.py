@@ -1,6 +1,7 @@
 """How much the key/value cache speeds up generation: greedy decoding of a randomly
-initialised Transformer, with the cache (one token per step) and without (the whole prefix
-recomputed every step), eos_id=None so every run makes exactly --tokens tokens.
+initialised Transformer of TransformerConfig's default shape, with the cache (one token per
+step) and without (the whole prefix recomputed every step), eos_id=None so every run makes
+exactly --tokens tokens.
 
     python benchmarks/kv_cache.py [--tokens 256] [--batch 1 8] [--repeats 3]
     OPENBLAS_NUM_THREADS=1 python benchmarks/kv_cache.py
@@ -13,7 +14,7 @@ import numpy as np
 from common import best_time, machine_line
 
 from minitf.generate import greedy_decode
-from minitf.model import Transformer
+from minitf.model import Transformer, TransformerConfig
 
 
 def main(argv=None):
@@ -25,14 +26,14 @@ def main(argv=None):
     parser.add_argument("--vocab", type=int, default=20, help="source and target vocabulary")
     args = parser.parse_args(argv)
 
-    config = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256,
-                  max_len=max(300, args.tokens))
-    model = Transformer(args.vocab, args.vocab, **config, rng=0)
+    # TransformerConfig's default shape, with room for the tokens generated
+    config = TransformerConfig(args.vocab, args.vocab, max_len=max(300, args.tokens))
+    model = Transformer.from_config(config, rng=0)
     threads = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
                if k in os.environ}
     print(machine_line())
     print(f"thread variables: {threads or 'none set'}")
-    print(f"model: {config}, vocab {args.vocab}, float32, source length {args.src_len}; "
+    print(f"model: {config}, float32, source length {args.src_len}; "
           f"{args.tokens} tokens with eos_id=None, best of {args.repeats}")
     rng = np.random.default_rng(0)
     for batch in args.batch:

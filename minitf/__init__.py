@@ -10,16 +10,18 @@ own: `tasks` (what the course trains on), `check` (the exercises' checkers), `fi
 from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from .decoder import Decoder, DecoderLayer
 from .encoder import Encoder, EncoderLayer
-from .generate import beam_search, greedy_decode, sample
+from .generate import beam_search, greedy_continue, greedy_decode, sample
+from .gpt import GPT, GPTConfig
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear
 from .model import Transformer, TransformerConfig
 from .module import Module
 from .multihead import MultiHeadAttention
 
 __all__ = [
-    "Decoder", "DecoderLayer", "Dropout", "Embedding", "Encoder", "EncoderLayer", "FeedForward",
-    "LayerNorm", "Linear", "Module", "MultiHeadAttention", "Transformer", "TransformerConfig",
-    "beam_search", "causal_mask", "greedy_decode", "padding_mask", "sample",
+    "Decoder", "DecoderLayer", "Dropout", "Embedding", "Encoder", "EncoderLayer",
+    "FeedForward", "GPT", "GPTConfig", "LayerNorm", "Linear", "Module", "MultiHeadAttention",
+    "Transformer", "TransformerConfig", "beam_search", "causal_mask", "greedy_continue",
+    "greedy_decode", "padding_mask", "sample",
     "scaled_dot_product_attention", "softmax", "translate",
 ]
 __version__ = "0.1.0"

@@ -12,7 +12,16 @@ import numpy as np
 from .layers import FeedForward, LayerNorm
 from .module import Module, ModuleList, as_rng
 from .multihead import MultiHeadAttention
-from .validation import require_bool, require_cache, require_float_array, require_sizes
+from .validation import (
+    require_bool,
+    require_cache,
+    require_fits,
+    require_float_array,
+    require_float_dtype,
+    require_sizes,
+)
+
+_LAYER_OBJECTS = 1 << 15  # the Python objects of one decoder layer, about 20 KiB
 
 
 class DecoderLayer(Module):
@@ -77,6 +86,11 @@ class Decoder(Module):
         num_layers, d_model, num_heads, d_ff = require_sizes(
             num_layers=num_layers, d_model=d_model, num_heads=num_heads, d_ff=d_ff)
         norm_first = require_bool(norm_first, "norm_first")
+        # each layer: eight (d_model, d_model) and two (d_model, d_ff) weights, and gradients
+        weights = 8 * d_model * d_model + 2 * d_model * d_ff
+        require_fits(num_layers * (2 * require_float_dtype(dtype).itemsize * weights
+                                   + _LAYER_OBJECTS), "the layers' weights and gradients",
+                     num_layers=num_layers, d_model=d_model, d_ff=d_ff)
         rng = as_rng(rng)
         self.layers = ModuleList([
             DecoderLayer(d_model, num_heads, d_ff, norm_first, activation, dtype=dtype, rng=rng)

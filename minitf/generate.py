@@ -9,12 +9,18 @@ T ≤ max_len: a row keeps its <eos> and is padded with <pad> = 0 after it.
 With `use_cache=True` the source is encoded once and the decoder is fed one token per step,
 reusing the keys and values of earlier steps (the KV cache); `use_cache=False` recomputes
 the whole prefix each step. Both give the same tokens.
+
+A decoder-only model (minitf.gpt) has no source: `greedy_continue` feeds it a prompt (with
+the cache, all at once) and returns what follows the prompt, by the same loop and rules.
 Built in notebook 07.
 """
+
+import functools
 
 import numpy as np
 
 from .attention import log_softmax, padding_mask, softmax
+from .gpt import GPT
 from .model import Transformer
 from .module import as_rng, no_grad
 from .tokens import BOS_ID, EOS_ID, PAD_ID, pad
@@ -26,11 +32,12 @@ from .validation import (
     require_instance,
     require_int,
     require_real,
+    require_sequence,
     require_token_ids,
 )
 
 
-def _check_max_len(model, max_len):
+def _require_max_len(model, max_len):
     max_len = require_int(max_len, "max_len", low=1)
     if max_len > model.max_len:
         raise ValueError(
@@ -46,14 +53,11 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     Returns (memory (B*copies, L_s, d_model), memory_mask (B*copies, 1, 1, L_s)), each source
     row repeated `copies` times in a row (one per beam).
     """
-    use_cache = require_bool(use_cache, "use_cache")
-    needs = ("encode", "decode", "max_len") + (("new_cache",) if use_cache else ())
-    if any(not hasattr(model, name) for name in needs):  # a Transformer, or a stand-in for one
-        raise TypeError(f"model must be a minitf Transformer, got {type(model).__name__}")
+    require_instance(model, Transformer, "model")
+    require_bool(use_cache, "use_cache")
     src = require_token_ids(src, name="src", ndim=2)
-    _check_max_len(model, max_len)
-    vocab_size = getattr(getattr(model, "config", None), "tgt_vocab_size", None)  # a stand-in: None
-    last_id = None if vocab_size is None else vocab_size - 1
+    _require_max_len(model, max_len)
+    last_id = model.config.tgt_vocab_size - 1
     require_int(bos_id, "bos_id", low=0, high=last_id)
     if eos_id is not None:
         require_int(eos_id, "eos_id", low=0, high=last_id)
@@ -68,42 +72,49 @@ def _start(model, src, max_len, bos_id, eos_id, use_cache, copies=1):
     return memory, memory_mask
 
 
-def _next_logits(model, prefix, memory, memory_mask, cache):
-    """prefix (N, t+1) ids fed so far -> logits (N, V) for the token after them.
+def _next_logits(logits_of, prefix, cache, cached):
+    """prefix (N, t) ids fed so far -> logits (N, V) for the token after them.
 
-    With a cache only the newest token goes through the decoder, at position t. <pad> gets
-    -inf: it only ever fills the positions after <eos>, and it is never generated.
+    logits_of(ids, cache=, start=) gives the model's next-token logits (a Transformer's
+    decode with the memory, or a GPT's forward). With a cache only the ids after the `cached`
+    positions go through the model: the whole prompt at the first step, then the newest id.
+    <pad> gets -inf: it only ever fills the positions after <eos>, and it is never generated.
     """
     if cache is None:
-        logits = model.decode(prefix, memory, memory_mask)[:, -1]
+        logits = logits_of(prefix)[:, -1]
     else:
-        t = prefix.shape[1] - 1
-        logits = model.decode(prefix[:, t:], memory, memory_mask, cache=cache, start=t)[:, 0]
+        logits = logits_of(prefix[:, cached:], cache=cache, start=cached)[:, -1]
     logits[:, PAD_ID] = -np.inf
     return logits
 
 
 def _decode_loop(model, src, max_len, bos_id, eos_id, use_cache, choose):
     """The loop shared by greedy_decode and sample: choose(logits (B, V)) -> ids (B,)."""
-    with no_grad(model):  # nothing is kept for a backward
-        return _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose)
+    with no_grad():  # nothing is kept for a backward
+        memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
+        bos = np.full((memory.shape[0], 1), bos_id, dtype=np.int64)
+        decode = functools.partial(model.decode, memory=memory, memory_mask=memory_mask)
+        return _continue(decode, bos, max_len, eos_id, model.new_cache() if use_cache else None,
+                         choose)
 
 
-def _decode_steps(model, src, max_len, bos_id, eos_id, use_cache, choose):
-    memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache)
-    B = memory.shape[0]
-    cache = model.new_cache() if use_cache else None
-    ys = np.full((B, max_len + 1), PAD_ID, dtype=np.int64)  # <bos> + up to max_len tokens
-    ys[:, 0] = bos_id
+def _continue(logits_of, prompt, max_new, eos_id, cache, choose):
+    """prompt (B, L) ids -> (B, T) ids that follow it, T <= max_new; choose(logits (B, V))
+    picks each step's ids (B,). A row stops at eos_id (<pad> after it), the loop when every
+    row has. greedy_decode, sample and greedy_continue share it."""
+    B, L = prompt.shape
+    ys = np.full((B, L + max_new), PAD_ID, dtype=np.int64)  # the prompt + up to max_new ids
+    ys[:, :L] = prompt
     done = np.zeros(B, dtype=bool)
-    for t in range(max_len):
-        tokens = choose(_next_logits(model, ys[:, :t + 1], memory, memory_mask, cache))
-        ys[:, t + 1] = np.where(done, PAD_ID, tokens)
+    for t in range(L, L + max_new):
+        cached = 0 if t == L else t - 1  # with a cache: the prompt at once, then one id a step
+        tokens = choose(_next_logits(logits_of, ys[:, :t], cache, cached))
+        ys[:, t] = np.where(done, PAD_ID, tokens)
         if eos_id is not None:
-            done |= ys[:, t + 1] == eos_id
+            done |= ys[:, t] == eos_id
             if done.all():
                 break
-    return ys[:, 1:t + 2].copy()  # (B, T)
+    return ys[:, L:t + 1].copy()  # (B, T)
 
 
 def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cache=True):
@@ -115,6 +126,56 @@ def greedy_decode(model, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID, use_cach
     """
     return _decode_loop(model, src, max_len, bos_id, eos_id, use_cache,
                         lambda logits: logits.argmax(axis=-1))
+
+
+def greedy_continue(model, prompt, *, max_new, eos_id=EOS_ID, use_cache=True):
+    """prompt (B, L) ids -> (B, T) ids that continue it, T ≤ max_new: a decoder-only model's
+    greedy generation, the most probable token at each step.
+
+    With the cache the prompt goes through the model once, then one new token a step. Rows
+    may be prompts of different lengths, each padded with <pad> after its end; prompts of
+    one length are continued together, so a row gets what it would get alone. The ids come
+    back without the prompt; a row stops at its eos_id (kept; <pad> after it), eos_id=None
+    never stops early. The longest prompt and max_new - 1 more positions must fit in the
+    model's max_len (the last new token is never fed).
+    Notebook 11 (no notebook yet: it is being written).
+    """
+    require_instance(model, GPT, "model")
+    prompt = require_sequence(prompt, "prompt", model.max_len)
+    require_token_ids(prompt, model.config.vocab_size, name="prompt")
+    max_new = require_int(max_new, "max_new", low=1)
+    if eos_id is not None:
+        require_int(eos_id, "eos_id", low=0, high=model.config.vocab_size - 1)
+    use_cache = require_bool(use_cache, "use_cache")
+    lengths = _prompt_lengths(prompt)
+    if lengths.max() + max_new - 1 > model.max_len:
+        raise ValueError(
+            f"a prompt of {lengths.max()} tokens and max_new={max_new} would feed positions "
+            f"0..{lengths.max() + max_new - 2}, but the model's positional table has "
+            f"{model.max_len} positions; use max_new <= {model.max_len - lengths.max() + 1}")
+    rows = [None] * len(prompt)
+    with no_grad():  # nothing is kept for a backward
+        for length in np.unique(lengths):
+            which = np.flatnonzero(lengths == length)
+            new = _continue(model, prompt[which, :length], max_new, eos_id,
+                            model.new_cache() if use_cache else None,
+                            lambda logits: logits.argmax(axis=-1))
+            for i, ids in zip(which, new):
+                rows[i] = ids
+    return pad(rows)
+
+
+def _prompt_lengths(prompt):
+    """prompt (B, L) ids -> (B,) the length of each row before its <pad> tail; a row that is
+    all <pad> or has <pad> inside it is refused."""
+    real = prompt != PAD_ID
+    lengths = real.sum(axis=1)  # (B,)
+    inside = real != (np.arange(prompt.shape[1]) < lengths[:, None])
+    for problem, bad in (("is all <pad>", lengths == 0),
+                         ("has <pad> inside it (pad only after the end)", inside.any(axis=1))):
+        if bad.any():
+            raise ValueError(f"prompt row {np.flatnonzero(bad)[0]} {problem}")
+    return lengths
 
 
 def top_k_mask(logits, k):
@@ -178,7 +239,13 @@ def sample(model, src, *, max_len, temperature=1.0, top_k=None, top_p=None, rng=
 
     def choose(logits):
         shifted = logits - logits.max(axis=-1, keepdims=True)  # a tiny temperature cannot overflow
-        scaled = shifted / logits.dtype.type(temperature)
+        info = np.finfo(logits.dtype)
+        if float(info.tiny) <= temperature <= float(info.max):
+            t = logits.dtype.type(temperature)
+        else:  # 1e-300 or 1e39 on a float32 model: divide in float64
+            shifted, t = shifted.astype(np.float64), temperature
+        with np.errstate(over="ignore"):  # a score far below the best: -inf, probability 0
+            scaled = shifted / t
         if top_k is not None:
             scaled = np.where(top_k_mask(scaled, top_k), scaled, -np.inf)
         probs = softmax(scaled)
@@ -223,7 +290,7 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
     K = require_int(beam_size, "beam_size", low=1)
     alpha = require_real(length_penalty, "length_penalty", low=0)
     require_bool(return_all, "return_all")
-    with no_grad(model):  # nothing is kept for a backward
+    with no_grad():  # nothing is kept for a backward
         return _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache,
                             return_all)
 
@@ -231,6 +298,7 @@ def beam_search(model, src, *, beam_size=4, max_len, length_penalty=0.6, bos_id=
 def _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache, return_all):
     memory, memory_mask = _start(model, src, max_len, bos_id, eos_id, use_cache, copies=K)
     B = memory.shape[0] // K
+    decode = functools.partial(model.decode, memory=memory, memory_mask=memory_mask)
     cache = model.new_cache() if use_cache else None
     ys = np.full((B * K, max_len + 1), PAD_ID, dtype=np.int64)  # row b*K + k: beam k of source b
     ys[:, 0] = bos_id
@@ -239,7 +307,7 @@ def _beam_search(model, src, K, max_len, alpha, bos_id, eos_id, use_cache, retur
     finished = [[] for _ in range(B)]  # per source: (ids, log p)
     width = np.full(B, K)  # how many hypotheses may still be extended
     for t in range(max_len):
-        logp = log_softmax(_next_logits(model, ys[:, :t + 1], memory, memory_mask, cache))
+        logp = log_softmax(_next_logits(decode, ys[:, :t + 1], cache, cached=t))
         V = logp.shape[-1]
         candidates = (scores[:, :, None] + logp.reshape(B, K, V)).reshape(B, K * V)
         best = np.argsort(-candidates, axis=-1, kind="stable")[:, :K]  # (B, K)

@@ -6,48 +6,28 @@
 import numpy as np
 
 from .module import Module, no_grad
-from .validation import require_instance, require_int_array, require_real
+from .validation import require_gradient_args, require_instance
 
 
 def numerical_gradient(f, x, eps=1e-5, indices=None):
-    """Central-difference gradient of the scalar f() with respect to the float array x
-    (changed in place and restored; a view such as W.T works: its entries are changed where
-    they live). Only `indices` (flat positions, in C order) are computed when given.
-    Notebook 08 §3."""
-    indices = _validate_gradient_args(f, x, eps, indices)
+    """Central-difference gradient of the scalar f() with respect to the float32 or float64
+    array x (changed in place and restored, also when f raises; a view such as W.T works: its
+    entries are changed where they live). Only `indices` (flat positions, in C order) are
+    computed when given. Notebook 08 §3."""
+    indices = require_gradient_args(f, x, eps, indices)
     grad = np.zeros(x.shape, dtype=np.float64)
     for i in indices:
         at = np.unravel_index(i, x.shape)  # the entry of x itself, not of a copy
         old = x[at]
-        x[at] = old + eps
-        plus = f()
-        x[at] = old - eps
-        minus = f()
-        x[at] = old
+        try:
+            x[at] = old + eps
+            plus = f()
+            x[at] = old - eps
+            minus = f()
+        finally:  # x is left as it was, even when f raises or the check is interrupted
+            x[at] = old
         grad[at] = (plus - minus) / (2 * eps)
     return grad
-
-
-def _validate_gradient_args(f, x, eps, indices):
-    """The flat positions to nudge, or an error naming what cannot be nudged."""
-    if not callable(f):
-        raise TypeError(f"f must be a function of no arguments returning a number, got "
-                        f"{type(f).__name__}")
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"x must be a numpy array (nudged in place), got {type(x).__name__}")
-    if not np.issubdtype(x.dtype, np.floating):
-        raise ValueError(f"x must be a float array, got dtype {x.dtype}: x ± eps would be "
-                         "rounded to an integer")
-    if not x.flags.writeable:
-        raise ValueError("x is read-only: it must be changed in place")
-    require_real(eps, "eps", low=0, low_open=True)
-    if indices is None:
-        return range(x.size)
-    indices = require_int_array(indices, "indices").reshape(-1)
-    if indices.size and (indices.min() < 0 or indices.max() >= x.size):
-        raise ValueError(f"indices must be flat positions in 0..{x.size - 1}, got "
-                         f"{indices[(indices < 0) | (indices >= x.size)][0]}")
-    return indices
 
 
 def relative_error(a, b, floor=1e-2):
@@ -63,7 +43,7 @@ def relative_error(a, b, floor=1e-2):
     return float(np.max(np.abs(a - b), initial=0.0)) / denom
 
 
-def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
+def gradient_check(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     """Compare `module`'s backward with finite differences for L = Σ out ⊙ R (R random).
 
     inputs: the float64 arrays that forward takes (positional); forward(*inputs) defaults to
@@ -74,12 +54,12 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
     require_instance(module, Module, "module")
     rng = np.random.default_rng(rng)
     forward = forward or module  # a call, which keeps the output's shape for backward
-    with no_grad(module):
+    with no_grad():
         out = forward(*inputs)
     weights = rng.standard_normal(out.shape)
 
     def loss():
-        with no_grad(module):  # many forwards, no backward: nothing to keep
+        with no_grad():  # many forwards, no backward: nothing to keep
             return float(np.sum(forward(*inputs) * weights))
 
     module.zero_grad()
@@ -98,3 +78,9 @@ def check_module(module, inputs, forward=None, rng=0, max_entries=30, eps=1e-5):
         numeric = numerical_gradient(loss, x, eps, idx)
         errors[name] = relative_error(analytic.reshape(-1)[idx], numeric.reshape(-1)[idx])
     return errors
+
+
+# The old name, kept only until notebooks 08 and 09 import gradient_check by its own name
+# (their import cells read `check_module as gradient_check`). Then delete it:
+# tests/reference/test_docstrings.py fails for it once no notebook names check_module.
+check_module = gradient_check

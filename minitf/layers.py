@@ -25,20 +25,29 @@ def glorot_uniform(rng, d_in, d_out, dtype):
     rng = require_instance(rng, np.random.Generator, "rng")
     d_in, d_out = require_int(d_in, "d_in", low=1), require_int(d_out, "d_out", low=1)
     dtype = require_float_dtype(dtype)
+    require_fits((8 + dtype.itemsize) * d_in * d_out, "a (d_in, d_out) matrix drawn in float64",
+                 d_in=d_in, d_out=d_out)
     limit = np.sqrt(6.0 / (d_in + d_out))
     return rng.uniform(-limit, limit, size=(d_in, d_out)).astype(dtype)
 
 
-def _matmul_rows(x, W):
+def matmul_rows(x, W):
     """x (..., d_in) @ W (d_in, d_out) -> (..., d_out), as one 2-D matrix product.
 
     The same product as `x @ W`, faster: numpy runs a 3-D @ 2-D product as a loop of small
     products, one per batch row; flattening the rows first makes it a single BLAS call.
     With it (and Embedding's one-hot backward) a training step of the translator went from
-    47 to 36 ms, 1.07× to 0.78× PyTorch's. Used by Linear, FeedForward (notebook 05) and
-    MultiHeadAttention (notebook 03).
+    47 to 36 ms, 1.07× to 0.78× PyTorch's. One of the two speed-ups the reference keeps in
+    place (CONTRIBUTING.md); Linear, FeedForward and MultiHeadAttention use it, no notebook
+    calls it by name.
     """
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[-1])
+
+
+def _peak_bytes(entries, dtype):
+    """The most memory a layer's `entries` weights take while it is built: the weights and
+    their gradients in `dtype`, and one float64 draw of them. Python ints: no wraparound."""
+    return (8 + 2 * require_float_dtype(dtype).itemsize) * int(entries)
 
 
 class Linear(Module):
@@ -49,7 +58,8 @@ class Linear(Module):
         super().__init__()
         self.d_in = require_int(d_in, "d_in", low=1)
         self.d_out = require_int(d_out, "d_out", low=1)
-        require_fits(8 * d_in * d_out, "a (d_in, d_out) float64 matrix", d_in=d_in, d_out=d_out)
+        require_fits(_peak_bytes(self.d_in * self.d_out, dtype), "a (d_in, d_out) matrix, its "
+                     "gradient and its float64 draw", d_in=self.d_in, d_out=self.d_out)
         self.add_param("W", glorot_uniform(as_rng(rng), d_in, d_out, dtype))
         self.add_param("b", np.zeros(d_out, dtype=dtype))
 
@@ -57,14 +67,14 @@ class Linear(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_in, "x", what="d_in")
         self.save_for_backward(x)
-        return _matmul_rows(x, self.W) + self.b
+        return matmul_rows(x, self.W) + self.b
 
     def backward(self, dout):
         x2 = self.saved_for_backward(dout).reshape(-1, self.d_in)
         dout2 = dout.reshape(-1, self.d_out)
         self.grads["W"] += x2.T @ dout2
         self.grads["b"] += dout2.sum(axis=0)
-        return _matmul_rows(dout, self.W.T)
+        return matmul_rows(dout, self.W.T)
 
 
 _ONE_HOT_LIMIT = 1 << 22  # larger (tokens × vocabulary) one-hot matrices cost too much memory
@@ -78,8 +88,9 @@ class Embedding(Module):
         super().__init__()
         self.vocab_size = require_int(vocab_size, "vocab_size", low=1)
         self.d_model = require_int(d_model, "d_model", low=1)
-        require_fits(8 * vocab_size * d_model, "a (vocab_size, d_model) float64 table",
-                     vocab_size=vocab_size, d_model=d_model)
+        require_fits(_peak_bytes(self.vocab_size * self.d_model, dtype), "a (vocab_size, "
+                     "d_model) table, its gradient and its float64 draw",
+                     vocab_size=self.vocab_size, d_model=self.d_model)
         dtype = require_float_dtype(dtype)
         # std 1/√d_model: after the model's ×√d_model the vectors have entries of size ~1.
         weight = as_rng(rng).normal(0.0, d_model ** -0.5, size=(vocab_size, d_model))
@@ -115,21 +126,16 @@ class LayerNorm(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.eps = require_real(eps, "eps", low=0, low_open=True)
         dtype = require_float_dtype(dtype)
-        require_fits(4 * dtype.itemsize * d_model, "gamma, beta and their gradients",
-                     d_model=d_model)
+        require_fits(4 * dtype.itemsize * self.d_model, "gamma, beta and their gradients",
+                     d_model=self.d_model)
         self.add_param("gamma", np.ones(d_model, dtype=dtype))
         self.add_param("beta", np.zeros(d_model, dtype=dtype))
 
     def forward(self, x):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        centered = x - x.mean(axis=-1, keepdims=True)
-        # σ², summed in float64: squares of float32 entries above ~1e19 would overflow
-        var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / self.d_model
-        if np.isfinite(var).all():
-            inv_std = (1 / np.sqrt(var + self.eps)).astype(x.dtype)[..., None]  # (..., 1)
-        else:  # NaN or inf in x, or float64 entries above ~1e154, whose squares overflow
-            inv_std = _inv_std_of_large_rows(centered, self.eps)
+        centered = x - x.mean(axis=-1, keepdims=True)  # x − μ
+        inv_std = _inv_std(centered, self.eps)  # 1 / √(σ² + ε), (..., 1)
         x_hat = centered * inv_std
         self.save_for_backward((x_hat, inv_std))
         return self.gamma * x_hat + self.beta
@@ -143,6 +149,15 @@ class LayerNorm(Module):
         return inv_std * (d_x_hat
                           - d_x_hat.mean(axis=-1, keepdims=True)
                           - x_hat * np.mean(d_x_hat * x_hat, axis=-1, keepdims=True))
+
+
+def _inv_std(centered, eps):
+    """1 / √(σ² + ε) (..., 1) in centered's dtype, σ² = mean(centered²) over the last axis,
+    summed in float64 (squares of float32 entries above ~1e19 would overflow float32)."""
+    var = np.einsum("...i,...i->...", centered, centered, dtype=np.float64) / centered.shape[-1]
+    if not np.isfinite(var).all():  # NaN or inf in x, or float64 entries above ~1e154
+        return _inv_std_of_large_rows(centered, eps)
+    return (1 / np.sqrt(var + eps)).astype(centered.dtype)[..., None]
 
 
 def _inv_std_of_large_rows(centered, eps):
@@ -229,8 +244,8 @@ class FeedForward(Module):
         rng = as_rng(rng)
         self.d_model = require_int(d_model, "d_model", low=1)
         self.d_ff = require_int(d_ff, "d_ff", low=1)
-        require_fits(16 * d_model * d_ff, "two (d_model, d_ff) float64 matrices",
-                     d_model=d_model, d_ff=d_ff)
+        require_fits(_peak_bytes(2 * self.d_model * self.d_ff, dtype), "two (d_model, d_ff) "
+                     "matrices and their gradients", d_model=self.d_model, d_ff=self.d_ff)
         self.activation = activation
         self.add_param("W_1", glorot_uniform(rng, d_model, d_ff, dtype))
         self.add_param("b_1", np.zeros(d_ff, dtype=dtype))
@@ -241,10 +256,10 @@ class FeedForward(Module):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
         act, _ = ACTIVATIONS[self.activation]
-        pre = _matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
+        pre = matmul_rows(x, self.W_1) + self.b_1  # (..., d_ff)
         hidden = act(pre)
         self.save_for_backward((x, pre, hidden))
-        return _matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
+        return matmul_rows(hidden, self.W_2) + self.b_2  # (..., d_model)
 
     def backward(self, dout):
         x, pre, hidden = self.saved_for_backward(dout)
@@ -252,8 +267,8 @@ class FeedForward(Module):
         dout2 = dout.reshape(-1, self.d_model)
         self.grads["W_2"] += hidden.reshape(-1, self.d_ff).T @ dout2
         self.grads["b_2"] += dout2.sum(axis=0)
-        d_pre = act_backward(_matmul_rows(dout, self.W_2.T), pre)
+        d_pre = act_backward(matmul_rows(dout, self.W_2.T), pre)
         d_pre2 = d_pre.reshape(-1, self.d_ff)
         self.grads["W_1"] += x.reshape(-1, self.d_model).T @ d_pre2
         self.grads["b_1"] += d_pre2.sum(axis=0)
-        return _matmul_rows(d_pre, self.W_1.T)
+        return matmul_rows(d_pre, self.W_1.T)

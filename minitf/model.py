@@ -16,12 +16,13 @@ from .positional import EmbeddingWithPositions
 from .tokens import PAD_ID
 from .validation import (
     require_bool,
-    require_cache,
     require_fits,
     require_float_dtype,
     require_instance,
     require_int,
+    require_sequence,
     require_sizes,
+    require_start,
     require_token_ids,
 )
 
@@ -44,30 +45,69 @@ class TransformerConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        require_sizes(**{name: getattr(self, name) for name in (
-            "src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
-            "max_len")})
-        require_bool(self.norm_first, "norm_first")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
-                             f"got {self.activation!r}")
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by "
-                             f"num_heads={self.num_heads}")
-        require_fits(_bytes_to_build(self), "the model's weights and layers",
-                     **{name: getattr(self, name) for name in _SIZES})
+        check_config(self, ("src_vocab_size", "tgt_vocab_size"), _num_weights)
 
 
-_SIZES = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_layers", "d_ff", "max_len")
+def _num_weights(c):
+    """The numbers a Transformer of config `c` holds in its weights, about."""
+    return ((c.src_vocab_size + 2 * c.tgt_vocab_size) * c.d_model
+            + c.num_layers * (12 * c.d_model ** 2 + 4 * c.d_model * c.d_ff))
+
+
+_LAYER_SIZES = ("d_model", "num_heads", "num_layers", "d_ff", "max_len")
 _LAYER_BYTES = 1 << 15  # the Python objects of an encoder and a decoder layer, measured: 30 KiB
 
 
-def _bytes_to_build(c):
-    """About what a model of config `c` holds in float32: its weight arrays, their gradients
-    and the two positional tables, plus the layers' objects. Refuses absurd sizes quickly."""
-    weights = ((c.src_vocab_size + 2 * c.tgt_vocab_size) * c.d_model
-               + c.num_layers * (12 * c.d_model ** 2 + 4 * c.d_model * c.d_ff))
-    return 4 * (2 * weights + 2 * c.max_len * c.d_model) + c.num_layers * _LAYER_BYTES
+def check_config(config, vocab_sizes, num_weights):
+    """Refuses a model's config, with a message naming the field: `vocab_sizes` (the names of
+    its vocabulary fields) and d_model, num_heads, num_layers, d_ff, max_len must be ints
+    >= 1, norm_first True or False, activation a known one, d_model a multiple of num_heads;
+    and the model must fit in memory: about 4 bytes for each of `num_weights(config)`
+    weights, their gradients and the positional tables, plus the layers' objects (absurd
+    sizes are refused quickly). TransformerConfig and GPTConfig check themselves with it;
+    no notebook calls it by name."""
+    sizes = (*vocab_sizes, *_LAYER_SIZES)
+    for name, size in zip(sizes, require_sizes(**{n: getattr(config, n) for n in sizes})):
+        object.__setattr__(config, name, size)  # Python ints, even from numpy's: JSON, no wrap
+    object.__setattr__(config, "norm_first", require_bool(config.norm_first, "norm_first"))
+    if config.activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
+                         f"got {config.activation!r}")
+    if config.d_model % config.num_heads:
+        raise ValueError(f"d_model={config.d_model} is not divisible by "
+                         f"num_heads={config.num_heads}")
+    require_model_fits(config, vocab_sizes, num_weights)
+
+
+def require_model_fits(config, vocab_sizes, num_weights, dtype=np.float32):
+    """Refuses a model too large to build: its `num_weights(config)` weights of `dtype` and
+    their gradients, the two positional tables, the float64 draw of its largest table and
+    the layers' Python objects. No notebook calls it by name."""
+    itemsize = np.dtype(dtype).itemsize
+    sizes = (*vocab_sizes, *_LAYER_SIZES)
+    largest = max(config.d_ff, config.d_model, *(getattr(config, n) for n in vocab_sizes))
+    nbytes = (itemsize * (2 * num_weights(config) + 2 * config.max_len * config.d_model)
+              + 8 * largest * config.d_model + config.num_layers * _LAYER_BYTES)
+    require_fits(nbytes, f"the model's {np.dtype(dtype)} weights and layers",
+                 **{name: getattr(config, name) for name in sizes if name != "num_heads"})
+
+
+def decoder_mask(tokens, cached=False, start=0):
+    """The mask of a decoder's self-attention for tokens (B, L) at positions start..start+L-1.
+
+    Without a cache: causal and blind to padding, (B, 1, L, L). With one (`cached`, during
+    generation, which never feeds <pad>): the new positions see every cached one and the new
+    ones up to themselves, (L, start + L); None for a single new token, which sees them all.
+    Transformer.decode and GPT.forward use it; no notebook calls it by name.
+    """
+    tokens = require_token_ids(tokens, name="tokens", ndim=2)
+    cached, start = require_bool(cached, "cached"), require_int(start, "start", low=0)
+    L = tokens.shape[1]
+    if not cached:
+        return causal_mask(L) & padding_mask(tokens, PAD_ID)  # (B, 1, L, L)
+    if L == 1:
+        return None
+    return np.tril(np.ones((L, start + L), dtype=bool), k=start)
 
 
 class Transformer(Module):
@@ -84,6 +124,7 @@ class Transformer(Module):
         self.config = c = TransformerConfig(src_vocab_size, tgt_vocab_size, *shape,
                                             **shape_by_name)
         self.d_model, self.max_len, self.dtype = c.d_model, c.max_len, require_float_dtype(dtype)
+        require_model_fits(c, ("src_vocab_size", "tgt_vocab_size"), _num_weights, self.dtype)
         rng = as_rng(rng)
         layer_args = (c.num_layers, c.d_model, c.num_heads, c.d_ff, c.norm_first, c.activation)
         self.src_embed = EmbeddingWithPositions(c.src_vocab_size, c.d_model, c.max_len,
@@ -105,19 +146,9 @@ class Transformer(Module):
         """The sinusoidal table (max_len, d_model) both embeddings add."""
         return self.src_embed.pe
 
-    def _check_tokens(self, tokens, name, start=0):
-        tokens = require_token_ids(tokens, name=name, ndim=2)
-        if tokens.shape[1] == 0:
-            raise ValueError(f"{name} has no positions (shape {tokens.shape}): a sequence needs "
-                             "at least one token")
-        if start + tokens.shape[1] > self.max_len:
-            raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
-                             f"max_len={self.max_len}")
-        return tokens
-
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
-        src = self._check_tokens(src, "src")
+        src = require_sequence(src, "src", self.max_len)
         return self.encoder(self.src_embed(src), mask=padding_mask(src, PAD_ID))
 
     def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
@@ -128,29 +159,11 @@ class Transformer(Module):
         starting at position `start`, and earlier keys and values come from the cache;
         the target is then assumed to hold no <pad> (generation never feeds one).
         """
-        tgt_in = self._check_tokens(tgt_in, "tgt_in", self._check_start(cache, start))
-        L = tgt_in.shape[1]
-        if cache is None:
-            tgt_mask = causal_mask(L) & padding_mask(tgt_in, PAD_ID)  # (B, 1, L, L)
-        elif L == 1:
-            tgt_mask = None  # one new token may see every cached position
-        else:
-            tgt_mask = np.tril(np.ones((L, start + L), dtype=bool), k=start)
+        start = require_start(start, cache, layers=len(self.decoder.layers))
+        tgt_in = require_sequence(tgt_in, "tgt_in", self.max_len, start)
         y = self.decoder(self.tgt_embed(tgt_in, start), memory,
-                         tgt_mask, memory_mask, cache)
+                         decoder_mask(tgt_in, cache is not None, start), memory_mask, cache)
         return self.generator(y)
-
-    def _check_start(self, cache, start):
-        """start, an int >= 0 and, with a cache, the number of positions the cache holds."""
-        start = require_int(start, "start", low=0)
-        if cache is None:
-            return start
-        cached = require_cache(cache, layers=len(self.decoder.layers))[0].get("self_attn", {})
-        held = cached["k"].shape[2] if "k" in cached else 0
-        if start != held:
-            raise ValueError(f"start={start}, but the cache holds {held} positions: the new "
-                             f"tokens start at position {held}")
-        return start
 
     def new_cache(self):
         """An empty key/value cache for incremental decoding: one dict per decoder layer."""
@@ -159,8 +172,8 @@ class Transformer(Module):
     def forward(self, src, tgt_in):
         """src (B, L_s), tgt_in (B, L_t) ids -> logits (B, L_t, tgt_vocab_size)."""
         self.save_for_backward(True)  # its sub-layers keep what backward needs
-        src = self._check_tokens(src, "src")
-        tgt_in = self._check_tokens(tgt_in, "tgt_in")
+        src = require_sequence(src, "src", self.max_len)
+        tgt_in = require_sequence(tgt_in, "tgt_in", self.max_len)
         if src.shape[0] != tgt_in.shape[0]:
             raise ValueError(f"src has batch size {src.shape[0]} but tgt_in has "
                              f"{tgt_in.shape[0]}")

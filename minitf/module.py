@@ -11,15 +11,26 @@ one input, a tuple for several, None for token ids) and adds parameter gradients
 `backward(dout)` refuses a dout whose shape is not that of the output of the last forward
 (kept when the module is called: `layer(x)`, not `layer.forward(x)`).
 
-One forward, one backward: a layer called on two different inputs before one `backward`
-(`lin(x1) + lin(x2)`) keeps only the second call's inputs, so its backward refuses instead of
-returning half the gradient. Calls that need no gradient (looking at outputs, generating) run
-under `with no_grad(model):`, which saves nothing and counts nothing; calling again on the
-same inputs (a cell run twice) is not a second use.
-The names follow PyTorch's where the concept is the same: `named_parameters()`,
-`named_children()`, `state_dict()`, `load_state_dict()`, `train()`, `eval()`.
+One forward, one backward, as in torch, where a forward's graph serves one backward:
+- a module called twice before one `backward` (`lin(x1) + lin(x2)`, and `lin(x) + lin(x)`
+  too) keeps only the second call's inputs, so its backward refuses instead of returning
+  half the gradient, and forgets both calls: run the forward again, once, then backward;
+- a second `backward` after one forward is refused (its gradients were added already);
+- calls that need no gradient (looking at outputs, generating, a cell run again) go under
+  `with no_grad():`, which keeps nothing and counts nothing (in this thread only);
+- a forward in eval mode is a look: the next forward in training mode starts afresh
+  (backward after an eval-mode forward still works, as in torch);
+- a call that raises keeps nothing: the modules it reached are as they were before it.
+A container (a module whose forward only calls its sub-modules) still calls
+`self.save_for_backward(True)` in forward and `self.saved_for_backward(dout)` in backward, so
+that a misuse is named by the container the user called.
+
+The names follow PyTorch's, with PyTorch's meaning: `named_parameters()`, `named_children()`,
+`modules()` (this module included), `state_dict()`, `load_state_dict()`, `train()`, `eval()`,
+`no_grad()`.
 """
 
+import contextvars
 from collections.abc import Mapping
 from contextlib import contextmanager
 
@@ -28,6 +39,14 @@ import numpy as np
 from .validation import FLOAT_DTYPES, shorten
 
 _NOT_GIVEN = object()
+_NOTHING = object()  # nothing kept: no forward yet, or only under no_grad
+_USED = object()  # what the last forward kept has been used by its backward
+
+# Both per thread (and per asyncio task): a no_grad block or a failing call in one thread
+# never changes what another keeps.
+_GRAD_ENABLED = contextvars.ContextVar("minitf_grad_enabled", default=True)
+_CALL = contextvars.ContextVar("minitf_call", default=None)  # {module: state} of the outermost
+# call in progress: what to put back if it raises
 
 
 def as_rng(rng):
@@ -42,33 +61,31 @@ def as_rng(rng):
     )
 
 
-def _same(a, b):
-    """True when two saved values hold equal arrays (tuples compared item by item)."""
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                and a.shape == b.shape and np.array_equal(a, b))
-    return a is b or a == b
+def no_grad(*args):
+    """`with no_grad():` runs the block with nothing kept for backward by any module, as
+    `with torch.no_grad():` does, in this thread only; the setting before it is restored
+    after it. Also a decorator (`@no_grad()`). Generation and gradient checks use it;
+    notebook 10 compares it with torch.no_grad."""
+    if args:
+        raise TypeError(f"no_grad() takes no argument, as torch.no_grad() takes none: write "
+                        f"`with no_grad():` (it covers every module), not no_grad("
+                        f"{shorten(args[0], 30)})")
+    return _no_grad()
 
 
 @contextmanager
-def no_grad(model):
-    """`with no_grad(model):` runs the block with nothing kept for backward by `model` and the
-    modules below it (as torch.no_grad), then restores them. Generation and gradient checks
-    use it; notebook 10 compares it with torch.no_grad."""
-    if not isinstance(model, Module):  # a stand-in for a model: nothing to switch
-        yield model
-        return
-    modules = [model, *model.modules()]
-    before = [m._keeps for m in modules]
-    for m in modules:
-        object.__setattr__(m, "_keeps", False)
+def _no_grad():
+    token = _GRAD_ENABLED.set(False)
     try:
-        yield model
+        yield
     finally:
-        for m, keeps in zip(modules, before):
-            object.__setattr__(m, "_keeps", keeps)
+        _GRAD_ENABLED.reset(token)
+
+
+def is_grad_enabled():
+    """False inside `with no_grad():`, True otherwise (as torch.is_grad_enabled()).
+    No notebook calls it by name."""
+    return _GRAD_ENABLED.get()
 
 
 class Module:
@@ -78,11 +95,8 @@ class Module:
         object.__setattr__(self, "params", {})
         object.__setattr__(self, "grads", {})
         object.__setattr__(self, "_children", {})
-        object.__setattr__(self, "_saved", None)  # what the last forward kept for backward
-        object.__setattr__(self, "_forwards", 0)  # forwards since that backward
-        object.__setattr__(self, "_out_shape", None)  # the shape that forward returned
-        object.__setattr__(self, "_keeps", True)  # False inside no_grad
         object.__setattr__(self, "training", True)
+        self._set_state(_NOTHING, 0, None, False)  # nothing kept for backward yet
 
     # Parameters are read as attributes (`self.W`) and live in `params`.
     def __getattr__(self, name):
@@ -108,8 +122,22 @@ class Module:
         self.grads[name] = np.zeros_like(value)
 
     def __call__(self, *args, **kwargs):
-        out = self.forward(*args, **kwargs)
-        if self._keeps and isinstance(out, np.ndarray):
+        if not _GRAD_ENABLED.get():  # under no_grad nothing is kept, so nothing to put back
+            return self.forward(*args, **kwargs)
+        outermost = _CALL.get() is None  # the outermost call puts back what a failure changed
+        token = _CALL.set({}) if outermost else None
+        try:
+            out = self.forward(*args, **kwargs)
+        except BaseException:
+            if outermost:  # a call that raised keeps nothing
+                for module, state in _CALL.get().items():
+                    module._set_state(*state)
+            raise
+        finally:
+            if outermost:
+                _CALL.reset(token)
+        if isinstance(out, np.ndarray):
+            self._remember()
             object.__setattr__(self, "_out_shape", out.shape)  # what backward's dout must be
         return out
 
@@ -120,46 +148,66 @@ class Module:
         raise NotImplementedError
 
     def save_for_backward(self, value):
-        """Called by forward: keep `value` for backward; inside no_grad nothing is kept. A call
-        that saves the same values as the unread last one (a cell run again) does not count
-        as a second use."""
-        if not self._keeps:
+        """Called by forward: keep `value` for backward, and count the call (see the module
+        docstring). Inside no_grad nothing is kept or counted."""
+        if not _GRAD_ENABLED.get():
             return
-        if not (self._forwards and _same(value, self._saved)):
-            self._saved, self._forwards = value, self._forwards + 1
-            self._out_shape = None  # set again when the call returns
+        self._remember()
+        forwards = self._forwards
+        if forwards and self._looked and self.training:
+            forwards = 0  # the forwards before were looks in eval mode: start afresh
+        self._set_state(value, forwards + 1, None, not self.training)  # shape: set by __call__
+
+    def _remember(self):
+        """Inside a call, note this module's state before the call first changes it."""
+        call = _CALL.get()
+        if call is not None and self not in call:
+            call[self] = (self._saved, self._forwards, self._out_shape, self._looked)
+
+    def _set_state(self, saved, forwards, out_shape, looked):
+        object.__setattr__(self, "_saved", saved)  # what the last forward kept for backward
+        object.__setattr__(self, "_forwards", forwards)  # forwards since the last backward
+        object.__setattr__(self, "_out_shape", out_shape)  # the shape that forward returned
+        object.__setattr__(self, "_looked", looked)  # True: they were made in eval mode
 
     def forget_forwards(self):
         """Drop what earlier forwards kept, here and below, so the next forward starts a new
         computation (the training loop and the gradient checks call it first). Returns the
         module."""
-        for m in [self, *self.modules()]:
-            object.__setattr__(m, "_saved", None)
-            object.__setattr__(m, "_forwards", 0)
-            object.__setattr__(m, "_out_shape", None)
+        for m in self.modules():
+            m._set_state(_NOTHING, 0, None, False)
         return self
 
     def saved_for_backward(self, dout=_NOT_GIVEN):
         """Called by backward(dout): what the forward kept; a clear error if there is no single
         forward to differentiate, or if `dout` does not have the shape that forward returned."""
         name = type(self).__name__
-        if self._saved is None:
+        if self._saved is _NOTHING:
             raise RuntimeError(f"{name}.backward() was called before forward() (or after a "
                                "forward under no_grad, which keeps nothing): run forward first, "
                                "it keeps what backward needs")
+        if self._saved is _USED:
+            raise RuntimeError(f"{name}.backward() was called a second time after one forward: "
+                               "its gradients were added by the first backward already (in "
+                               "torch too, a forward serves one backward). Run forward again, "
+                               "then backward")
         if self._forwards > 1:
+            forwards = self._forwards
+            self.forget_forwards()  # so that running the forward again, once, starts afresh
             raise RuntimeError(
-                f"{name} was called {self._forwards} times before this backward, but it keeps "
-                "only the last call's inputs, so backward would return the gradient of that "
-                "call alone. Use one layer per call, or run backward after each forward; if the "
-                "earlier call was only to look at its output, make it under `with "
-                "no_grad(model):`, or call forget_forwards() before the forward you train")
+                f"{name} was called {forwards} times before this backward, but it keeps only "
+                "the last call's inputs, so backward would return the gradient of that call "
+                "alone; those calls are forgotten now. If a cell with the forward ran twice, "
+                "run it once more, then backward. Calls only to look at an output go under "
+                "`with no_grad():`; to use a layer twice, use one layer per call, or run "
+                "backward after each forward")
         if dout is not _NOT_GIVEN and self._out_shape not in (None, np.shape(dout)):
             raise ValueError(f"{name}.backward: dout has shape {np.shape(dout)} but forward "
                              f"returned shape {self._out_shape}; dout is the gradient of the "
                              "loss with respect to that output, so it has its shape")
-        self._forwards = 0
-        return self._saved
+        saved = self._saved
+        self._set_state(_USED, 0, None, False)
+        return saved
 
     def train(self, mode=True):
         """Training mode (the default) for this module and every module below it; only
@@ -184,10 +232,15 @@ class Module:
         yield from self._children.values()
 
     def modules(self):
-        """Every sub-module below this one, depth first (not this one)."""
-        for child in self.children():
-            yield child
-            yield from child.modules()
+        """This module and every module below it, depth first, each once (a module used in
+        two places too), as torch's modules() gives them."""
+        seen, stack = set(), [self]
+        while stack:
+            module = stack.pop()
+            if id(module) not in seen:
+                seen.add(id(module))
+                yield module
+                stack.extend(reversed(list(module.children())))
 
     def named_parameters(self, prefix=""):
         """(dotted name, array) for every parameter of this module and below."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .fast import blocked_attention
-from .layers import _matmul_rows, glorot_uniform
+from .layers import glorot_uniform, matmul_rows
 from .module import Module, as_rng
 from .validation import (
     require_cache,
@@ -76,7 +76,7 @@ class MultiHeadAttention(Module):
             self.add_param(f"b_{name}", np.zeros(d_model, dtype=dtype))
         self.attn_weights = None
 
-    def _check(self, x, name):
+    def _require_input(self, x, name):
         x = require_float_array(x, name)
         if x.ndim != 3:
             raise ValueError(f"{name} must have shape (B, L, d_model), got shape {x.shape}")
@@ -94,23 +94,23 @@ class MultiHeadAttention(Module):
         cross-attention they are computed from `context` once and then reused. A forward
         with a cache cannot be followed by backward.
         """
-        x = self._check(x, "x")
+        x = self._require_input(x, "x")
         if cache is not None:
             require_cache(cache)
         is_self = context is None
         if not is_self:
-            context = self._check(context, "context")
+            context = self._require_input(context, "context")
             if context.shape[0] != x.shape[0]:
                 raise ValueError(f"x has batch size {x.shape[0]} but context has "
                                  f"{context.shape[0]}")
-        q = split_heads(_matmul_rows(x, self.W_q) + self.b_q, self.num_heads)  # (B, h, L_q, d_k)
+        q = split_heads(matmul_rows(x, self.W_q) + self.b_q, self.num_heads)  # (B, h, L_q, d_k)
         if cache is not None and not is_self and "k" in cache:
             k, v = cache["k"], cache["v"]
         else:
             source = x if is_self else context
-            k = split_heads(_matmul_rows(source, self.W_k) + self.b_k,
+            k = split_heads(matmul_rows(source, self.W_k) + self.b_k,
                             self.num_heads)  # (B, h, L_k, d_k)
-            v = split_heads(_matmul_rows(source, self.W_v) + self.b_v, self.num_heads)
+            v = split_heads(matmul_rows(source, self.W_v) + self.b_v, self.num_heads)
             if cache is not None and is_self and "k" in cache:
                 k = np.concatenate([cache["k"], k], axis=2)
                 v = np.concatenate([cache["v"], v], axis=2)
@@ -122,7 +122,7 @@ class MultiHeadAttention(Module):
         self.attn_weights = weights
         self.save_for_backward("kv-cache" if cache is not None
                                else (x, context, q, k, v, weights, concat))
-        return _matmul_rows(concat, self.W_o) + self.b_o
+        return matmul_rows(concat, self.W_o) + self.b_o
 
     def backward(self, dout):
         """Returns dx for self-attention, (dx, d_context) for cross-attention."""
@@ -134,7 +134,7 @@ class MultiHeadAttention(Module):
         dout2 = dout.reshape(-1, d)
         self.grads["W_o"] += concat.reshape(-1, d).T @ dout2
         self.grads["b_o"] += dout2.sum(axis=0)
-        d_heads = split_heads(_matmul_rows(dout, self.W_o.T), self.num_heads)
+        d_heads = split_heads(matmul_rows(dout, self.W_o.T), self.num_heads)
         dq, dk, dv = scaled_dot_product_attention_backward(d_heads, q, k, v, weights)
         dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)  # (B, L, d_model)
         source = x if context is None else context
@@ -142,8 +142,8 @@ class MultiHeadAttention(Module):
             grad2 = grad.reshape(-1, d)
             self.grads[f"W_{name}"] += inp.reshape(-1, d).T @ grad2
             self.grads[f"b_{name}"] += grad2.sum(axis=0)
-        dx = _matmul_rows(dq, self.W_q.T)
-        d_source = _matmul_rows(dk, self.W_k.T) + _matmul_rows(dv, self.W_v.T)
+        dx = matmul_rows(dq, self.W_q.T)
+        d_source = matmul_rows(dk, self.W_k.T) + matmul_rows(dv, self.W_v.T)
         if context is None:
             return dx + d_source
         return dx, d_source

@@ -18,6 +18,7 @@ from .validation import (
     require_float_dtype,
     require_int,
     require_last_dim,
+    require_positions,
     require_real,
 )
 
@@ -41,28 +42,19 @@ def sinusoidal_encoding(max_len, d_model, dtype=np.float32):
     return pe.astype(dtype)
 
 
-def _check_positions(x, start, max_len):
-    start = require_int(start, "start", low=0)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., L, d_model), got shape {x.shape}")
-    if start + x.shape[-2] > max_len:
-        raise ValueError(f"positions {start}..{start + x.shape[-2] - 1} exceed "
-                         f"max_len={max_len}")
-
-
 class SinusoidalPositionalEncoding(Module):
     """x (..., L, d_model) -> x + PE[start:start+L]. No parameters.
     No notebook uses it by name: notebook 04 adds the table itself."""
 
     def __init__(self, max_len, d_model, *, dtype=np.float32):
         super().__init__()
-        self.d_model, self.max_len = d_model, max_len
         self.table = sinusoidal_encoding(max_len, d_model, dtype)
+        self.max_len, self.d_model = self.table.shape  # ints, whatever kind of int was given
 
     def forward(self, x, start=0):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        _check_positions(x, start, self.max_len)
+        start = require_positions(x, start, self.max_len)
         self.save_for_backward(x.shape)  # nothing to keep but that there was a forward
         return x + self.table[start:start + x.shape[-2]]
 
@@ -79,16 +71,17 @@ class LearnedPositionalEmbedding(Module):
         super().__init__()
         self.d_model = require_int(d_model, "d_model", low=1)
         self.max_len = require_int(max_len, "max_len", low=1)
-        require_fits(8 * max_len * d_model, "a (max_len, d_model) float64 table",
-                     max_len=max_len, d_model=d_model)
         dtype = require_float_dtype(dtype)
+        require_fits((8 + 2 * dtype.itemsize) * self.max_len * self.d_model,
+                     "a (max_len, d_model) table, its gradient and its float64 draw",
+                     max_len=self.max_len, d_model=self.d_model)
         weight = as_rng(rng).normal(0.0, 0.02, size=(max_len, d_model))
         self.add_param("weight", weight.astype(dtype))
 
     def forward(self, x, start=0):
         x = require_float_array(x, "x")
         require_last_dim(x, self.d_model, "x")
-        _check_positions(x, start, self.max_len)
+        start = require_positions(x, start, self.max_len)
         self.save_for_backward((start, x.shape[-2], x.ndim))
         return x + self.weight[start:start + x.shape[-2]]
 

@@ -15,13 +15,14 @@ import time
 import numpy as np
 
 from .attention import log_softmax
+from .fast.threads import with_chosen_threads
 from .module import Module, as_rng
 from .tokens import PAD_ID
 from .validation import (
-    require_float_array,
+    require_cross_entropy_args,
+    require_fits,
     require_instance,
     require_int,
-    require_int_array,
     require_real,
 )
 
@@ -41,8 +42,8 @@ class TrainConfig:
     cooldown: float = 0.25  # the share of steps at the end over which lr falls to 0
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "warmup"):
-            require_int(getattr(self, name), name, low=1)
+        for name in ("steps", "batch_size", "warmup"):  # stored as Python ints: no wraparound
+            object.__setattr__(self, name, require_int(getattr(self, name), name, low=1))
         require_real(self.lr_scale, "lr_scale", low=0, low_open=True)
         require_real(self.label_smoothing, "label_smoothing", 0, 1, high_open=True)
         require_real(self.clip_norm, "clip_norm", low=0)
@@ -59,8 +60,8 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     that cannot occur (it gets probability 0); NaN and +inf are refused, and so is a scored
     target whose logit is -inf (its loss would be infinite).
     """
-    logits, targets, keep, eps = _validate_cross_entropy_args(logits, targets, ignore_index,
-                                                              label_smoothing)
+    logits, targets, keep, eps = require_cross_entropy_args(logits, targets, ignore_index,
+                                                            label_smoothing)
     V = logits.shape[-1]
     y = np.where(keep, targets.reshape(-1), 0)  # (N,) an ignored row scores class 0, times 0
     n = int(keep.sum())
@@ -78,37 +79,6 @@ def cross_entropy(logits, targets, ignore_index=PAD_ID, label_smoothing=0.0):
     grad[rows, y] -= 1 - eps
     grad *= (keep / dtype.type(max(n, 1)))[:, None]
     return loss, grad.reshape(logits.shape)
-
-
-def _validate_cross_entropy_args(logits, targets, ignore_index, label_smoothing):
-    """(logits, targets, keep (N,) bool: the rows scored, ε), or an error naming what is
-    wrong."""
-    logits = require_float_array(logits, "logits")
-    targets = require_int_array(targets, "targets")
-    if ignore_index is not None:
-        ignore_index = require_int(ignore_index, "ignore_index")
-    eps = require_real(label_smoothing, "label_smoothing", 0, 1, high_open=True)
-    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
-        raise ValueError(f"targets of shape {targets.shape} do not match logits of shape "
-                         f"{logits.shape} (expected targets {logits.shape[:-1]})")
-    V = logits.shape[-1]
-    if V == 0:
-        raise ValueError(f"logits have no classes (shape {logits.shape}, V=0)")
-    if np.isnan(logits).any() or np.isposinf(logits).any():
-        raise ValueError("logits contain NaN or +inf")
-    if eps > 0 and np.isneginf(logits).any():
-        raise ValueError("label smoothing gives every class probability ε/V, so a class with "
-                         "logit -inf would make the loss infinite; use label_smoothing=0")
-    y = targets.reshape(-1)
-    keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
-    if keep.any() and (y[keep].min() < 0 or y[keep].max() >= V):
-        raise ValueError(f"targets must be ids in 0..{V - 1} (or ignore_index)")
-    scored = logits.reshape(-1, V)[keep, y[keep]]
-    if np.isneginf(scored).any():
-        where = np.unravel_index(np.flatnonzero(keep)[np.isneginf(scored)][0], targets.shape)
-        raise ValueError(f"the target at {tuple(map(int, where))} has logit -inf (probability 0; "
-                         "perhaps its whole row is masked), so the loss would be infinite")
-    return logits, targets, keep, eps
 
 
 def warmup_schedule(step, *, d_model, warmup, scale=1.0):
@@ -199,6 +169,15 @@ class Adam:
             p -= f(self.lr) * m_hat / (np.sqrt(v_hat) + f(self.eps))
 
 
+def _require_batch_fits(model, batch_size):
+    """A batch of `batch_size` sequences of the model's max_len fits in memory: at least its
+    float64 logits or activations, whichever is larger, are held (a lower bound)."""
+    width = max(getattr(model, "d_model", 1),
+                getattr(getattr(model, "config", None), "tgt_vocab_size", 1))
+    require_fits(8 * batch_size * getattr(model, "max_len", 1) * width,
+                 "one batch's activations", batch_size=batch_size)
+
+
 def report_line(report, steps, eval_name="held-out"):
     """One progress line: `step 100/400  loss 0.8123  held-out  97.0%  41,203 tok/s`.
     `report` is one entry of train's history (a dict). The command line and the torch engine
@@ -209,13 +188,14 @@ def report_line(report, steps, eval_name="held-out"):
             f"{eval_name} {exact}  {report['tokens_per_s']:,.0f} tok/s")
 
 
+@with_chosen_threads  # BLAS on one thread: the steps are small products (fast/threads.py)
 def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_seconds=None,
           on_report=None, **changes):
     """Train `model` in place on `task` with teacher forcing; returns the history.
     The loop of notebook 08 §6.
 
     task: what to learn, any object with
-      - `sample(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
+      - `batch(rng, batch_size) -> (inputs, targets)`: the model's arguments (a tuple) and
         the target ids its logits are scored against;
       - `ignore_index`: the target id that is not scored (padding), or None;
       - optionally `evaluate(model, final) -> float`: an accuracy, measured at every report
@@ -231,21 +211,22 @@ def train(model, task, config=TrainConfig(), *, rng=0, log_every=100, max_second
     """
     config = dataclasses.replace(config, **changes)
     require_instance(model, Module, "model")
-    if not callable(getattr(task, "sample", None)):
-        raise TypeError(f"task must have a sample(rng, batch_size) method, got "
+    if not callable(getattr(task, "batch", None)):
+        raise TypeError(f"task must have a batch(rng, batch_size) method, got "
                         f"{type(task).__name__}")
     log_every = require_int(log_every, "log_every", low=1)
     if max_seconds is not None:
         max_seconds = require_real(max_seconds, "max_seconds", low=0)
     rng = as_rng(rng)
     evaluate = getattr(task, "evaluate", None)
+    _require_batch_fits(model, config.batch_size)
     optimizer = Adam(model, lr=0.0)
     model.forget_forwards()  # calls made before training (to look at outputs) do not count
     history = {key: [] for key in ("step", "loss", "accuracy", "tokens_per_s", "lr")}
     losses, tokens, start = [], 0, time.perf_counter()
     interval_start = start
     for step in range(1, config.steps + 1):
-        inputs, targets = task.sample(rng, config.batch_size)
+        inputs, targets = task.batch(rng, config.batch_size)
         logits = model(*inputs)
         loss, dlogits = cross_entropy(logits, targets, task.ignore_index,
                                       config.label_smoothing)

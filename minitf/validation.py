@@ -2,7 +2,9 @@
 TypeError for a wrong kind of object) that names the argument and says what it should be.
 
 These guard the math; they are not the exercise checkers of `minitf.check`. No notebook builds
-them: every notebook meets their messages when it passes something that does not fit.
+them: every notebook meets their messages when it passes something that does not fit. The
+formula files make one call to them at the top of a function (`require_attention_inputs`,
+`require_cross_entropy_args`, …) and then read as the formula the notebook teaches.
 
 Non-finite values, one policy: NaN and inf are refused, with the argument named, where they
 would spread through a computation — attention refuses them in q, k and v; softmax,
@@ -129,15 +131,75 @@ def require_token_ids(tokens, vocab_size=None, name="tokens", *, ndim=None):
     return tokens
 
 
+def require_sequence(tokens, name, max_len, start=0):
+    """Token ids of shape (B, L) with at least one position, fed at positions start..start+L-1
+    of a model whose positional table has `max_len` positions."""
+    tokens = require_token_ids(tokens, name=name, ndim=2)
+    if tokens.shape[1] == 0:
+        raise ValueError(f"{name} has no positions (shape {tokens.shape}): a sequence needs "
+                         "at least one token")
+    if start + tokens.shape[1] > max_len:
+        raise ValueError(f"{name} reaches position {start + tokens.shape[1]}, longer than "
+                         f"max_len={max_len}")
+    return tokens
+
+
+def require_start(start, cache, layers):
+    """`start`, the position of the first token fed: an int >= 0 and, with a model's KV
+    cache (a list of `layers` dicts), the number of positions the cache holds."""
+    start = require_int(start, "start", low=0)
+    if cache is None:
+        return start
+    cached = require_cache(cache, layers=layers)[0].get("self_attn", {})
+    held = cached["k"].shape[2] if "k" in cached else 0
+    if start != held:
+        raise ValueError(f"start={start}, but the cache holds {held} positions: the new "
+                         f"tokens start at position {held}")
+    return start
+
+
 def require_fits(nbytes, what, **args):
-    """Refuse, before it is allocated, what would need more memory than this machine has:
-    `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the arguments `args`, which the
+    """Refuse, before it is allocated, what would need more memory than this machine has, or
+    than is available now: `nbytes` bytes for `what` ("an (n, n) mask"), asked for by the
+    arguments `args` (Python ints: a product of numpy ints can wrap around), which the
     ValueError names: "n=1000000000000 would need 909 PiB for an (n, n) mask, …"."""
+    asked = ", ".join(f"{name}={value!r}" for name, value in args.items())
     if nbytes > machine_memory():
-        asked = ", ".join(f"{name}={value!r}" for name, value in args.items())
         raise ValueError(f"{asked} would need {format_bytes(nbytes)} for {what}, more than this "
                          f"machine's {format_bytes(machine_memory())} of memory")
+    if nbytes > _WORTH_ASKING and nbytes > available_memory():
+        raise ValueError(f"{asked} would need {format_bytes(nbytes)} for {what}, more than the "
+                         f"{format_bytes(available_memory())} of memory available now (of this "
+                         f"machine's {format_bytes(machine_memory())})")
     return nbytes
+
+
+_WORTH_ASKING = 1 << 26  # below 64 MiB, require_fits does not read what is available
+
+
+def available_memory():
+    """The bytes that can be allocated now without swapping: the system's MemAvailable, or
+    less when a container's memory limit (cgroup v2 memory.max, v1 limit_in_bytes) leaves
+    less; machine_memory() where neither is known."""
+    known = [machine_memory()]
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    known.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                         ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                          "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit) as f, open(usage) as g:
+                known.append(int(f.read()) - int(g.read()))
+            break
+        except (OSError, ValueError):  # absent, or "max": no limit
+            continue
+    return max(0, min(known))
 
 
 @functools.cache
@@ -155,6 +217,172 @@ def format_bytes(nbytes):
     while size >= 1024 and len(units) > 1:
         size, units = size / 1024, units[1:]
     return f"{size:.3g} {units[0]}"
+
+
+def require_softmax_input(x, axis):
+    """(x as a float array, axis as an int or None: over the whole array)."""
+    x = require_float_array(x, "x")
+    return x, None if axis is None else require_int(axis, "axis")
+
+
+def require_log_softmax_input(x):
+    """x as a float array with at least one class on its last axis."""
+    x = require_float_array(x, "x")
+    if x.ndim and x.shape[-1] == 0:
+        raise ValueError(f"x has no classes (shape {x.shape}, last axis 0): log_softmax "
+                         "needs at least one")
+    return x
+
+
+def require_no_nan_or_posinf(row_max, name):
+    """The row maxima of a softmax's input, refusing NaN and +inf (-inf, a fully masked
+    row, is allowed)."""
+    if np.isnan(row_max).any() or np.isposinf(row_max).any():
+        raise ValueError(f"{name} contains NaN or +inf")
+    return row_max
+
+
+def require_attention_shapes(q, k, v):
+    """The shape (..., L_q, L_k) of the scores of q, k, v, or a ValueError naming the shapes
+    that do not fit together."""
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (L, d), got shape {a.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
+    if q.shape[-1] == 0:
+        raise ValueError("q and k have d_k=0: attention needs at least one feature")
+    if k.shape[-2] == 0:
+        raise ValueError("k has no positions (L_k=0): attention needs at least one key")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k has L_k={k.shape[-2]} positions but v has {v.shape[-2]}")
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"batch dimensions of q {q.shape}, k {k.shape} and v {v.shape} do not broadcast"
+        ) from None
+    return batch + (q.shape[-2], k.shape[-2])
+
+
+def require_scores_fit(q, k, v):
+    """Refuses attention whose scores, their exp and the weights (three arrays of the scores'
+    shape) would not fit in memory, naming the shapes. scaled_dot_product_attention calls it;
+    minitf.fast's kernels, which work in blocks, do not."""
+    scores = require_attention_shapes(q, k, v)
+    require_fits(3 * q.dtype.itemsize * int(np.prod(scores, dtype=object)),
+                 f"the attention scores {scores}", q=q.shape, k=k.shape, v=v.shape)
+
+
+def require_attention_inputs(q, k, v, mask):
+    """q, k, v as arrays of one float dtype (at least float32) and mask as a bool array,
+    or a ValueError that names what does not fit. scaled_dot_product_attention and the
+    kernels of minitf.fast take their arguments through it."""
+    q, k, v = (require_float_array(a, name) for a, name in ((q, "q"), (k, "k"), (v, "v")))
+    scores_shape = require_attention_shapes(q, k, v)
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if not all_finite(a):
+            raise ValueError(f"{name} contains NaN or inf")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_:
+            raise ValueError(
+                f"mask must be boolean (True = may attend), got dtype {mask.dtype}"
+            )
+        try:
+            if np.broadcast_shapes(mask.shape, scores_shape) != scores_shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"mask of shape {mask.shape} does not broadcast to the scores {scores_shape}"
+            ) from None
+    dtype = np.result_type(q, k, v, np.float32)
+    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    return q, k, v, mask
+
+
+def require_attention_backward_inputs(dout, q, k, v, weights):
+    """The arrays as floats, with weights of the scores' shape and dout of the output's."""
+    dout, q, k, v, weights = (require_float_array(a, name) for a, name in (
+        (dout, "dout"), (q, "q"), (k, "k"), (v, "v"), (weights, "weights")))
+    scores_shape = require_attention_shapes(q, k, v)  # shapes only: the forward checked values
+    for name, a, shape in (("weights", weights, scores_shape),
+                           ("dout", dout, scores_shape[:-1] + v.shape[-1:])):
+        if a.shape != shape:
+            raise ValueError(f"{name} has shape {a.shape} but the forward's was {shape} "
+                             f"(q {q.shape}, k {k.shape}, v {v.shape})")
+    return dout, q, k, v, weights
+
+
+def require_cross_entropy_args(logits, targets, ignore_index, label_smoothing):
+    """(logits, targets, keep (N,) bool: the rows scored, ε), or an error naming what is
+    wrong. -inf logits are allowed (a class that cannot occur), unless label smoothing gives
+    them probability or a scored target has one."""
+    logits = require_float_array(logits, "logits")
+    targets = require_int_array(targets, "targets")
+    if ignore_index is not None:
+        ignore_index = require_int(ignore_index, "ignore_index")
+    eps = require_real(label_smoothing, "label_smoothing", 0, 1, high_open=True)
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"targets of shape {targets.shape} do not match logits of shape "
+                         f"{logits.shape} (expected targets {logits.shape[:-1]})")
+    V = logits.shape[-1]
+    if V == 0:
+        raise ValueError(f"logits have no classes (shape {logits.shape}, V=0)")
+    if np.isnan(logits).any() or np.isposinf(logits).any():
+        raise ValueError("logits contain NaN or +inf")
+    if eps > 0 and np.isneginf(logits).any():
+        raise ValueError("label smoothing gives every class probability ε/V, so a class with "
+                         "logit -inf would make the loss infinite; use label_smoothing=0")
+    y = targets.reshape(-1)
+    keep = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
+    if keep.any() and (y[keep].min() < 0 or y[keep].max() >= V):
+        raise ValueError(f"targets must be ids in 0..{V - 1} (or ignore_index)")
+    scored = logits.reshape(-1, V)[keep, y[keep]]
+    if np.isneginf(scored).any():
+        where = np.unravel_index(np.flatnonzero(keep)[np.isneginf(scored)][0], targets.shape)
+        raise ValueError(f"the target at {tuple(map(int, where))} has logit -inf (probability 0; "
+                         "perhaps its whole row is masked), so the loss would be infinite")
+    return logits, targets, keep, eps
+
+
+def require_positions(x, start, max_len):
+    """start as an int >= 0, where x (..., L, d_model) at positions start..start+L-1 fits in a
+    table of max_len positions."""
+    start = require_int(start, "start", low=0)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., L, d_model), got shape {x.shape}")
+    if start + x.shape[-2] > max_len:
+        raise ValueError(f"positions {start}..{start + x.shape[-2] - 1} exceed "
+                         f"max_len={max_len}")
+    return start
+
+
+def require_gradient_args(f, x, eps, indices):
+    """The flat positions of x to nudge (numerical_gradient's arguments), or an error naming
+    what cannot be nudged: x must be a writable float32 or float64 array (in float16, x ± eps
+    rounds back to x and every difference would be 0)."""
+    if not callable(f):
+        raise TypeError(f"f must be a function of no arguments returning a number, got "
+                        f"{type(f).__name__}")
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a numpy array (nudged in place), got {type(x).__name__}")
+    if not np.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"x must be a float array, got dtype {x.dtype}: x ± eps would be "
+                         "rounded to an integer")
+    if x.dtype not in FLOAT_DTYPES:
+        raise ValueError(f"x must be float32 or float64 (float64 for a gradient check), got "
+                         f"dtype {x.dtype}: x ± eps would be rounded, giving wrong differences")
+    if not x.flags.writeable:
+        raise ValueError("x is read-only: it must be changed in place")
+    require_real(eps, "eps", low=0, low_open=True)
+    if indices is None:
+        return range(x.size)
+    indices = require_int_array(indices, "indices").reshape(-1)
+    if indices.size and (indices.min() < 0 or indices.max() >= x.size):
+        raise ValueError(f"indices must be flat positions in 0..{x.size - 1}, got "
+                         f"{indices[(indices < 0) | (indices >= x.size)][0]}")
+    return indices
 
 
 def require_cache(cache, name="cache", layers=None):

@@ -14,19 +14,16 @@ real `make lab` server, the `lab` fixture.
 
 import importlib.util
 import os
-import sys
-from pathlib import Path
 
+import inspect_decks
 import pytest
 
-TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_check_nb10.py")
+TORCH_TESTS = ("test_pytorch.py", "test_pytorch_train.py", "test_pytorch_round4.py",
+               "test_check_nb10.py")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 _left_out = set()
 
 SLIDES_BROWSER_TESTS = ("test_slides_browser.py", "test_rise_browser.py", "test_lab_browser.py")
-TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS.parent / "tools" / "slides"))
-import inspect_decks  # noqa: E402
 
 NO_SLIDES_BROWSER = inspect_decks.unavailable()  # why decks cannot be opened here, or None
 _slides_left_out = set()
@@ -47,7 +44,6 @@ def pytest_configure(config):
 def lab(tmp_path_factory):
     """The base url and token of one real `make lab` server (on a free loopback port, with
     no browser), shared by the JupyterLab browser tests and stopped after the session."""
-    sys.path.insert(0, str(TESTS / "tools"))
     from test_make_lab import running_lab
 
     with running_lab(tmp_path_factory.mktemp("lab")) as served:

@@ -30,6 +30,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import course_format as fmt
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH = "zh"  # notebooks/zh/ holds the Chinese edition (tools/build_zh.py)
@@ -215,17 +217,8 @@ def convert(notebooks, out):
 
 def notebook_title(path):
     """The notebook's first markdown heading, or its file name."""
-    nb = json.loads(Path(path).read_text(encoding="utf-8"))
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "markdown":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        for line in source.splitlines():
-            match = re.match(r"#+\s+(.*)", line)
-            if match:
-                return match.group(1).strip()
-    return Path(path).stem
+    titles = (fmt.title(cell) for cell in fmt.load(path)["cells"])
+    return next((t for t in titles if t), Path(path).stem)
 
 
 INDEX = """<!DOCTYPE html>
@@ -272,14 +265,6 @@ def slide_count(deck):
     return len(re.findall(r"<section\b(?:(?!<section\b).)*?</section>", text, flags=re.S))
 
 
-def stated_minutes(notebook):
-    """The core path's minutes as the notebook's first cell states them (tools/core_path.py)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import core_path
-
-    return core_path.measure(notebook)["stated"]
-
-
 def write_index(notebooks, out):
     """List every deck in `out` (earlier builds' too, so `make slides NB=...` keeps the rest),
     one line per notebook: its English deck, its Chinese deck (the same slides), how many
@@ -295,7 +280,7 @@ def write_index(notebooks, out):
         facts = [f"{stem}.ipynb", f"{slide_count(decks[stem])} slides"]
         if stem + ".zh" in decks:
             line.append(f'<a href="{html.escape(stem)}.zh.slides.html" lang="zh">中文</a>')
-        minutes = stated_minutes(source) if source and source.exists() else None
+        minutes = fmt.stated_minutes(fmt.load(source)) if source and source.exists() else None
         if minutes:
             facts.append(f"core path about {minutes} min")
         items.append(f"<li>{' · '.join(line)} <small>({html.escape(', '.join(facts))})"

@@ -12,8 +12,11 @@ translations/zh/NN_topic.md holds the Chinese of every markdown cell, one entry 
     …
 
 `6f1c2a0e` is the cell's id in the English notebook and `3b9d0c41aa` a fingerprint of the English
-text the entry translates. The built notebook is the English one with each markdown cell's
-text replaced by its entry: same cells, same ids, same metadata, the same code and outputs.
+text the entry translates. A cell that starts a slide of an authored lecture has a title
+(metadata.minitf.title, tools/course_format.py); its Chinese is an entry of its own,
+`<!-- title 6f1c2a0e en:… -->` followed by one line. The built notebook is the English one with
+each markdown cell's text replaced by its entry (and each slide title by its own): same cells,
+same ids, the same code and outputs.
 When an English markdown cell changes, its fingerprint no longer matches and the build (and
 tests/notebooks/test_zh.py) names the cell until its Chinese is brought up to date and the
 fingerprint rewritten; `--todo` prints the English text and the new marker of every such cell.
@@ -25,13 +28,14 @@ import re
 import sys
 from pathlib import Path
 
+import course_format as fmt
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH_DIR = NOTEBOOK_DIR / "zh"
 TEXT_DIR = ROOT / "translations" / "zh"
-MARKER = re.compile(r"^<!-- cell (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
+MARKER = re.compile(r"^<!-- (cell|title) (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
 # rise.css names the shipped font by a url relative to itself; one folder deeper, one more "../".
 RISE_CSS_FONT = 'url("../minitf/'
 
@@ -46,19 +50,40 @@ def fingerprint(text):
 
 
 def read_text(path):
-    """{cell id: (fingerprint, Chinese text)} from a translation file."""
-    text = Path(path).read_text(encoding="utf-8")
+    """{cell id: (fingerprint, Chinese text)} from a translation file (UTF-8; a byte-order
+    mark, as Windows editors write, is dropped); a slide title's entry under "title:" + its
+    cell id."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise Problem(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save it as UTF-8") \
+            from None
     marks = list(MARKER.finditer(text))
     if text[: marks[0].start() if marks else len(text)].strip():
         raise Problem(f"{path}: text before the first '<!-- cell … -->' marker")
     entries = {}
     for mark, following in zip(marks, marks[1:] + [None]):
-        cell_id, en = mark.group(1), mark.group(2)
+        kind, cell_id, en = mark.groups()
+        cell_id = cell_id if kind == "cell" else f"title:{cell_id}"
         if cell_id in entries:
             raise Problem(f"{path}: cell {cell_id} has two entries")
         body = text[mark.end(): following.start() if following else len(text)]
         entries[cell_id] = (en, body.strip("\n"))
     return entries
+
+
+def read_notebook(nb_path):
+    """The notebook at nb_path, every cell with an id; a Problem naming the file otherwise."""
+    try:
+        nb = nbformat.read(nb_path, as_version=4)
+    except (OSError, ValueError, nbformat.reader.NotJSONError) as e:  # JSON, UTF-8 errors too
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise Problem(f"{nb_path}: not a notebook nbformat can read ({first[:120]})") from None
+    for index, cell in enumerate(nb.cells):
+        if not cell.get("id"):
+            raise Problem(f"{nb_path}: cell {index} has no id (an nbformat 4.4 notebook?); "
+                          "open and save it in JupyterLab, which gives every cell one")
+    return nb
 
 
 def text_path(nb_path):
@@ -67,7 +92,7 @@ def text_path(nb_path):
 
 def problems(nb_path, entries=None):
     """What keeps the Chinese edition of one notebook from being built, one line each."""
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     if entries is None:
         path = text_path(nb_path)
         if not path.exists():
@@ -76,6 +101,15 @@ def problems(nb_path, entries=None):
     found, where = [], Path(nb_path).name
     ids = set()
     for index, cell in enumerate(nb.cells):
+        title = fmt.slide_title(cell)
+        if title:
+            ids.add(f"title:{cell.id}")
+            if f"title:{cell.id}" not in entries:
+                found.append(f"{where} cell {index} ({cell.id}): its slide title has no "
+                             f"Chinese: {title!r}")
+            elif entries[f"title:{cell.id}"][0] != fingerprint(title):
+                found.append(f"{where} cell {index} ({cell.id}): its slide title changed in "
+                             f"English since its Chinese was written: {title!r}")
         if cell.cell_type != "markdown":
             continue
         ids.add(cell.id)
@@ -86,8 +120,8 @@ def problems(nb_path, entries=None):
             found.append(f"{where} cell {index} ({cell.id}) changed in English since its "
                          f"Chinese was written: {first!r}")
     for cell_id in entries.keys() - ids:
-        found.append(f"{where}: the Chinese of cell {cell_id} has no English markdown cell "
-                     "(deleted? delete its entry)")
+        found.append(f"{where}: the Chinese of {cell_id.replace(':', ' of cell ')} has no "
+                     "English (deleted? delete its entry)")
     return found
 
 
@@ -97,10 +131,12 @@ def build(nb_path):
     found = problems(nb_path, entries)
     if found:
         raise Problem("\n".join(found))
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = entries[cell.id][1]
+        if fmt.slide_title(cell):
+            cell.metadata["minitf"]["title"] = entries[f"title:{cell.id}"][1].strip()
     text = nbformat.writes(nb)
     return text if text.endswith("\n") else text + "\n"  # as nbformat.write stores it
 
@@ -109,9 +145,16 @@ def todo(nb_path):
     """Entries to paste into the translation file: each missing or stale cell, its English text."""
     path = text_path(nb_path)
     entries = read_text(path) if path.exists() else {}
-    nb = nbformat.read(nb_path, as_version=4)
+    nb = read_notebook(nb_path)
     out = []
     for index, cell in enumerate(nb.cells):
+        title = fmt.slide_title(cell)
+        old = entries.get(f"title:{cell.id}")
+        if title and not (old and old[0] == fingerprint(title)):
+            out.append(f"<!-- title {cell.id} en:{fingerprint(title)} -->")
+            was = f", its Chinese was: {old[1]}" if old else ""
+            out.append(f"<!-- todo: the slide title of cell {index}{was} -->")
+            out.append(title + "\n")
         if cell.cell_type != "markdown":
             continue
         old = entries.get(cell.id)
@@ -152,7 +195,11 @@ def main(argv=None):
         if len(matches) != 1:
             print(f"build_zh: no single notebook starts with {args.todo!r}", file=sys.stderr)
             return 2
-        print(todo(matches[0]) or f"{matches[0].name}: every markdown cell has its Chinese")
+        try:
+            print(todo(matches[0]) or f"{matches[0].name}: every markdown cell has its Chinese")
+        except Problem as e:
+            print(f"build_zh: {e}", file=sys.stderr)
+            return 1
         return 0
     built, found = outputs()
     stale = [p for p, text in built.items()

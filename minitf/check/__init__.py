@@ -5,8 +5,8 @@ answer actually makes. The report speaks the edition's language: the Chinese not
 cell calls `use_language("zh")`; English is the default.
 
 The engine is `core.Exercise`; each nbXX module holds one notebook's exercises as data
-(cases, the reference, the known mistakes). EXERCISES maps every checker's name to its
-Exercise.
+(cases, the reference, the known mistakes), listed in its EXERCISES. EXERCISES_BY_CHECKER
+maps every checker's name to its Exercise.
 """
 
 from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
@@ -25,7 +25,8 @@ from .nb09 import *  # noqa: F403
 
 _NOTEBOOKS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09)
 
-EXERCISES = {exercise.checker: exercise for nb in _NOTEBOOKS for exercise in nb.EXERCISES}
+EXERCISES_BY_CHECKER = {exercise.checker: exercise for nb in _NOTEBOOKS
+                        for exercise in nb.EXERCISES}
 
 __all__ = ["CheckResult", "check_function", "current_language", "describe_difference",
            "use_language"] + [

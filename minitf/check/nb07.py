@@ -11,7 +11,7 @@ from ..attention import (
     scaled_dot_product_attention,
     softmax,
 )
-from ..generate import beam_search, greedy_decode, top_k_mask, top_p_mask
+from ..generate import greedy_decode, top_k_mask, top_p_mask
 from ..model import Transformer
 from ..tokens import BOS_ID, EOS_ID, PAD_ID
 from .core import (
@@ -345,38 +345,12 @@ class StepFunction:
         return f"StepFunction(vocab_size={self.vocab_size}, seed={self.seed})"
 
 
-class _StepModel:
-    """A stand-in for a Transformer that lets minitf.generate.beam_search search over a
-    step function: `encode` gives a placeholder memory and `decode` puts step(prefix) at
-    the last position of every row (beam_search only reads that one, when use_cache=False)."""
-
-    def __init__(self, step, max_len):
-        self.step, self.max_len = step, max_len
-
-    def encode(self, src):
-        return np.zeros((len(src), 1, 1))  # (B, L_s, d_model), float64
-
-    def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
-        if cache is not None or start:
-            raise ValueError("a step function has no KV cache: use_cache=False")
-        last = np.stack([self.step(row) for row in tgt_in])  # (N, V)
-        logits = np.zeros(tgt_in.shape + last.shape[-1:])  # (N, t+1, V)
-        logits[:, -1] = last
-        return logits
-
-
-def _reference_beam_search(step, beam_size, max_len, length_penalty):
-    """minitf.generate.beam_search's n-best list for one source, driven by `step`."""
-    model = _StepModel(step, max_len)
-    _, n_best = beam_search(model, np.array([[EOS_ID]]), beam_size=beam_size, max_len=max_len,
-                            length_penalty=length_penalty, use_cache=False, return_all=True)
-    return [(ids.tolist(), float(score)) for ids, score in n_best[0]]
-
-
 def _beam(step, beam_size, max_len, length_penalty, *, narrow=True, finish=True,
           by_total=True, penalty=True, bos_in_length=False, keep_bos=False, best_first=True,
           eos_in_length=True, keep_live=True, stop_at_first=False, rank_by_log_p=False):
-    """A plain beam search, and (with other flags) the usual wrong versions."""
+    """A plain beam search: the exercise's reference with the default flags (minitf's
+    beam_search for one source; tests/check/test_check_generation.py holds the two equal),
+    and with other flags the usual wrong versions."""
     beam, finished = [([BOS_ID], 0.0)], []
     for _ in range(max_len):
         candidates = []
@@ -530,7 +504,7 @@ BEAM_SEARCH = Exercise(
                 "log p / ((5 + len) / 6) ** length_penalty) pairs, best first",
           "zh": "minitf 的 beam_search 给出的 n-best 列表：由 (不含 <bos> 的 tokens, "
                 "log p / ((5 + len) / 6) ** length_penalty) 组成的对，最好的在前"},
-    cases=_beam_cases, reference=_reference_beam_search, compare=_compare_n_best,
+    cases=_beam_cases, reference=_beam, compare=_compare_n_best,
     mistakes=(
         Mistake({"en": "rank by log p / lp(len), lp(len) = ((5 + len) / 6) ** "
                        "length_penalty: the scores are plain log p",

@@ -32,7 +32,7 @@ def _rule_cases():
         s("animal", "street", "wide", passive=True), s("animal", "street", "tired", passive=True),
         s("dog", "river", "hungry", verb="reach", opener=("yesterday",), because="since"),
         s("girl", "bridge", "busy", verb="use", passive=True, opener=("that", "morning")),
-        *referent.sample(90, 3), *referent.sample(91, 3, held_out=True),
+        *referent.sentences(90, 3), *referent.sentences(91, 3, held_out=True),
     ]
     return [Case((list(e.words),), {"en": " ".join(e.words), "zh": "句子 " + " ".join(e.words)})
             for e in examples]

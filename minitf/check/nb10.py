@@ -2,9 +2,9 @@
 and the masks in torch's convention (True = may NOT attend).
 
 Imported as `from minitf.check.nb10 import ...`: notebook 10 needs torch, so its exercises
-stay out of `minitf.check.EXERCISES`, whose tests run without it. The in_proj reference is
-minitf.pytorch's parameter map, imported only when the checker runs; the learner's answers
-may be numpy arrays or torch tensors.
+stay out of `minitf.check.EXERCISES_BY_CHECKER`, whose tests run without it. The in_proj
+reference is minitf.pytorch's parameter map, imported only when the checker runs; the
+learner's answers may be numpy arrays or torch tensors.
 """
 
 import numpy as np

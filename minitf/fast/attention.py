@@ -33,6 +33,11 @@ thread, torch 2.13 on one thread, 2026-12-02; a shared machine, so ranges):
 | the same, L=2048 | 250–345 ms | 560–670 ms |
 | B=8, H=8, L=512, d=64, causal | median 94–131 ms (1.23–1.45× torch's time) | best 71–76 ms |
 
+Both functions run BLAS on one thread unless `blas_threads(n)` chose otherwise: with another
+process spinning on one of the 2 cores, the causal case above took 2.0–37× torch's time on
+OpenBLAS's default 2 threads and takes 0.93–1.21× on one (`benchmarks/contention.py`;
+`threads.py` says why).
+
 What is left of the gap to torch's fused kernel is numpy's float32 exp (about 2 ns a number
 here) and writing the full weight matrix, which the API returns because the course draws it.
 `chunked_attention` does not keep the weights: peak memory at L=4096, d=64 is 6 MiB instead
@@ -43,12 +48,16 @@ import math
 
 import numpy as np
 
-from ..attention import _validate_attention_inputs
-from ..validation import require_fits
+from ..validation import require_attention_inputs, require_fits, require_sizes
+from .threads import with_chosen_threads
+
+BLOCK_SCORES = 1 << 17  # about how many scores a block holds: 512 KiB of float32
+BOUND_FROM = 1 << 14  # from how many scores the Cauchy–Schwarz bound pays for itself
 
 
-def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17,
-                      bound_from=1 << 14):
+@with_chosen_threads
+def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=BLOCK_SCORES,
+                      bound_from=BOUND_FROM):
     """softmax(q kᵀ / √d_k) v a block at a time -> (out (..., L_q, d_v), weights (..., L_q, L_k)).
 
     The same arguments and results as `minitf.attention.scaled_dot_product_attention`.
@@ -57,7 +66,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     No notebook uses it; benchmarks/attention.py measures it.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    _require_positive(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
+    require_sizes(block_rows=block_rows, block_scores=block_scores, bound_from=bound_from)
     require_fits(q.dtype.itemsize * math.prod(scores_shape), "the attention weights",
                  q=q.shape, k=k.shape, v=v.shape)
     weights = np.zeros(scores_shape, dtype=q.dtype)
@@ -66,6 +75,7 @@ def blocked_attention(q, k, v, mask=None, *, block_rows=64, block_scores=1 << 17
     return out, weights
 
 
+@with_chosen_threads
 def chunked_attention(q, k, v, mask=None, chunk_size=128):
     """The output of scaled_dot_product_attention, computed for `chunk_size` queries at a
     time, so peak memory grows with chunk_size × L_k instead of L_q × L_k.
@@ -75,8 +85,9 @@ def chunked_attention(q, k, v, mask=None, chunk_size=128):
     Measured by benchmarks/attention.py (peak memory); no notebook uses it.
     """
     q, k, v, mask, scores_shape = _prepare(q, k, v, mask)
-    _require_positive(chunk_size=chunk_size)
-    return _attention_in_blocks(q, k, v, mask, scores_shape, chunk_size, 1 << 17, 1 << 14)
+    require_sizes(chunk_size=chunk_size)
+    return _attention_in_blocks(q, k, v, mask, scores_shape, chunk_size, BLOCK_SCORES,
+                                BOUND_FROM)
 
 
 def _attention_in_blocks(q, k, v, mask, scores_shape, block_rows, block_scores, bound_from,
@@ -191,7 +202,7 @@ def _row_blocks(mask, L_q, L_k, block_rows):
 
 
 def _prepare(q, k, v, mask):
-    q, k, v, mask = _validate_attention_inputs(q, k, v, mask)
+    q, k, v, mask = require_attention_inputs(q, k, v, mask)
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (
         q.shape[-2], k.shape[-2])
     if mask is not None:
@@ -200,8 +211,3 @@ def _prepare(q, k, v, mask):
                  q=q.shape, k=k.shape, v=v.shape)
     return q, k, v, mask, scores_shape
 
-
-def _require_positive(**sizes):
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")

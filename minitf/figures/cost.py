@@ -4,13 +4,14 @@ Used by notebook 02 and by benchmarks/attention.py, so the course's plot and the
 figures come from the same code.
 """
 
+import math
 import time
 import tracemalloc
 
 import numpy as np
 
 from ..attention import causal_mask, scaled_dot_product_attention
-from ..validation import require_bool, require_int
+from ..validation import require_bool, require_fits, require_int
 
 
 def attention_flops(L_q, L_k, d_k, d_v=None, batch=1):
@@ -48,6 +49,9 @@ def random_qkv(n, d=64, batch=(), dtype=np.float32, seed=0):
     n, d = require_int(n, "n", low=1), require_int(d, "d", low=1)
     if not isinstance(batch, tuple):
         raise TypeError(f"batch must be a tuple of sizes such as (2, 8), got {batch!r}")
+    batch = tuple(require_int(size, "batch", low=0) for size in batch)
+    require_fits((8 + 3 * _numeric_dtype(dtype).itemsize) * math.prod(batch) * n * d,
+                 "q, k and v and a float64 draw", n=n, d=d, batch=batch)
     rng = np.random.default_rng(require_int(seed, "seed", low=0))
     return tuple(rng.standard_normal(batch + (n, d), dtype=np.float64).astype(dtype)
                  for _ in range(3))

@@ -196,7 +196,7 @@ def _gelu_tanh(x):
 _ACTIVATIONS = {"relu": "relu", "gelu": _gelu_tanh}  # minitf's ACTIVATIONS, in torch
 
 
-def _check_ids(ids, name, max_len, vocab_size):
+def _require_ids(ids, name, max_len, vocab_size):
     """The numpy side's token-id check (minitf.validation.require_token_ids), on a tensor."""
     ids = torch.as_tensor(ids)
     if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
@@ -244,7 +244,7 @@ class TorchTransformer(nn.Module):
 
     def _ids(self, ids, name):
         vocab = self.config.src_vocab_size if name == "src" else self.config.tgt_vocab_size
-        return _check_ids(ids, name, self.max_len, vocab).to(self.generator.weight.device)
+        return _require_ids(ids, name, self.max_len, vocab).to(self.generator.weight.device)
 
     def encode(self, src):
         """src (B, L_s) ids -> memory (B, L_s, d_model); padding (id 0) is masked out."""
@@ -304,6 +304,9 @@ def to_torch(model, device=None):
     """
     if not isinstance(model, Transformer):
         raise ValueError(f"to_torch expects a minitf Transformer, got {type(model).__name__}")
+    if device is not None and torch.device(device).type == "meta":
+        raise ValueError("device='meta' holds shapes but no weights, so the module would not "
+                         "be this model; give 'cpu' or 'cuda'")
     module = TorchTransformer(model.config, dtype=torch_dtype(model.dtype), device=device)
     arrays = torch_arrays(model.state_dict(), parameter_map(model))
     module.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v))
@@ -348,7 +351,8 @@ def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
 
     Built in notebook 10 §2.
     """
-    max_len, bos_id, eos_id = _check_decode_options(_unwrap(module), max_len, bos_id, eos_id)
+    module = _unwrap(module)  # DataParallel and DistributedDataParallel have no encode
+    max_len, bos_id, eos_id = _require_decode_options(module, max_len, bos_id, eos_id)
     src = torch.as_tensor(src)
     memory = module.encode(src)
     ys = torch.full((src.shape[0], max_len + 1), PAD_ID, dtype=torch.long)  # <bos> + tokens
@@ -365,7 +369,7 @@ def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
     return ys[:, 1:t + 2]
 
 
-def _check_decode_options(module, max_len, bos_id, eos_id):
+def _require_decode_options(module, max_len, bos_id, eos_id):
     """greedy_decode's max_len, bos_id and eos_id, checked as minitf.generate checks them."""
     max_len = require_int(max_len, "max_len", low=1)
     if max_len > module.max_len:

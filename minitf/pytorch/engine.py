@@ -34,7 +34,6 @@ from .. import tasks
 from ..model import Transformer, TransformerConfig
 from ..tokens import PAD_ID
 from ..train import TrainConfig, cooldown_factor, report_line, warmup_schedule
-from ..translator import BY_SHAPE, TRANSLATOR_CONFIG, check_numbers
 from ..validation import require_bool, require_instance, require_int, require_real
 from . import from_torch, to_torch
 
@@ -46,23 +45,27 @@ def started_by_torchrun():
     return all(v in os.environ for v in TORCHRUN_VARIABLES)
 
 
-def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
-          device="cpu", seed=0, numbers=None, log_every=100, eval_size=500, max_seconds=None,
-          verbose=True, threads=None, header=None, stream=None, eval_name="held-out", **changes):
-    """Train a new translator with torch in `nproc` processes -> (minitf model, history).
+def train_with_torch(config, *, model_config, numbers, by_shape, nproc=1, device="cpu",
+                     seed=0, log_every=100, eval_size=500, max_seconds=None, verbose=True,
+                     threads=None, header=None, stream=None, eval_name="held-out", **changes):
+    """Train a new model for the number task with torch in `nproc` processes -> (minitf model,
+    history). The caller says what to train (the translator's command line passes its own
+    config, shape and numbers):
 
-    config: minitf.train.TrainConfig (default TrainConfig()), with keyword `changes` applied
-    (`train_with_torch(steps=150)`);
-    model_config: the TransformerConfig of the new model, made as minitf.translator.new_model
-    makes it (rng=seed); the other arguments mean what they mean for
-    minitf.translator.train_translator.
+    config: a minitf.train.TrainConfig, with keyword `changes` applied (`steps=150`);
+    model_config: the TransformerConfig of the new model (the number task's vocabulary
+    sizes), built as Transformer.from_config(model_config, rng=seed);
+    numbers: (train, test) arrays of numbers (tasks.require_train_test; None: tasks.split());
+    by_shape: the share of each batch drawn shape by shape (tasks.NumberTask);
+    the other arguments mean what they mean for minitf.translator.train_translator.
     `header`: a line process 0 prints first, followed by how the processes run. Under
     torchrun (which sets the processes) leave nproc at 1; there every process but the first
     returns (None, None). Notebook 10 §5.
     """
-    config = dataclasses.replace(_checked(config, model_config), **changes)
-    numbers = check_numbers(numbers)
-    _check_run_options(seed=seed, log_every=log_every, eval_size=eval_size,
+    config = dataclasses.replace(_require_configs(config, model_config), **changes)
+    numbers = tasks.require_train_test(numbers)
+    by_shape = require_real(by_shape, "by_shape", 0, 1)
+    _require_run_options(seed=seed, log_every=log_every, eval_size=eval_size,
                        max_seconds=max_seconds, verbose=verbose, threads=threads)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
@@ -71,13 +74,16 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
                          f"(torch {torch.__version__})")
     if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
         raise ValueError(f"nproc must be an int >= 1, got {nproc!r}")
+    if device == "cuda" and nproc > torch.cuda.device_count():
+        raise ValueError(f"nproc={nproc} processes on cuda need a GPU each; this machine has "
+                         f"{torch.cuda.device_count()}")
     if started_by_torchrun() and nproc != 1:
         raise ValueError("under torchrun, --nproc-per-node sets the processes; leave --nproc out")
     if config.batch_size < nproc:
         raise ValueError(f"batch_size={config.batch_size} leaves some of the {nproc} "
                          "processes without rows")
     job = dict(config=config, model_config=model_config, device=device, seed=seed,
-               numbers=numbers, log_every=log_every,
+               numbers=numbers, by_shape=by_shape, log_every=log_every,
                eval_size=eval_size, max_seconds=max_seconds, verbose=verbose,
                threads=threads, header=header, eval_name=eval_name)
     if started_by_torchrun():
@@ -96,20 +102,20 @@ def train_with_torch(config=None, *, model_config=TRANSLATOR_CONFIG, nproc=1,
                 return pickle.load(f)
 
 
-def _checked(config, model_config):
-    """The TrainConfig to run (default TrainConfig()), after checking that model_config is
-    a translator's: the number task's vocabulary sizes."""
-    config = TrainConfig() if config is None else require_instance(config, TrainConfig, "config")
+def _require_configs(config, model_config):
+    """config, after checking that it is a TrainConfig and that model_config is a
+    TransformerConfig with the number task's vocabulary sizes."""
+    require_instance(config, TrainConfig, "config")
     require_instance(model_config, TransformerConfig, "model_config")
     sizes = (model_config.src_vocab_size, model_config.tgt_vocab_size)
-    if sizes != (TRANSLATOR_CONFIG.src_vocab_size, TRANSLATOR_CONFIG.tgt_vocab_size):
+    task_sizes = (len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB))
+    if sizes != task_sizes:
         raise ValueError(f"model_config has vocabulary sizes {sizes}, not the number task's "
-                         f"({TRANSLATOR_CONFIG.src_vocab_size}, "
-                         f"{TRANSLATOR_CONFIG.tgt_vocab_size})")
+                         f"{task_sizes}")
     return config
 
 
-def _check_run_options(*, seed, log_every, eval_size, max_seconds, verbose, threads):
+def _require_run_options(*, seed, log_every, eval_size, max_seconds, verbose, threads):
     """The options train_translator checks too, checked before any process starts."""
     require_int(seed, "seed", low=0)
     require_int(log_every, "log_every", low=1)
@@ -174,7 +180,7 @@ def _loop(rank, world_size, cuda_index, job, stream):
     cfg = job["config"]
     train_numbers, test_numbers = job["numbers"]
     rng = np.random.default_rng(job["seed"])  # drawn in the order train_translator draws
-    task = tasks.NumberTask(train_numbers, test_numbers, by_shape=BY_SHAPE,
+    task = tasks.NumberTask(train_numbers, test_numbers, by_shape=job["by_shape"],
                             eval_size=job["eval_size"], rng=rng)
     device = "cpu" if cuda_index is None else f"cuda:{cuda_index}"
     first = Transformer.from_config(job["model_config"], rng=job["seed"])  # as new_model does
@@ -194,7 +200,7 @@ def _loop(rank, world_size, cuda_index, job, stream):
     interval_start, step = start, 0
     while step < cfg.steps:
         step += 1
-        (src, tgt_in), tgt_out = task.sample(rng, cfg.batch_size)
+        (src, tgt_in), tgt_out = task.batch(rng, cfg.batch_size)
         n_tokens = int((tgt_out != PAD_ID).sum())  # of the whole batch, over every process
         rows = np.array_split(np.arange(len(src)), world_size)[rank]  # this process's shard
         lr = schedule.get_last_lr()[0]

@@ -3,8 +3,10 @@
 - `numbers`: English number words -> Chinese numerals for 0..9999, the running task
   (notebooks 00, 05–08); its names are importable from `minitf.tasks` directly.
 - `referent`: what "it" refers to in the notes' sentence, learned by an encoder (notebook 09).
+- `sequence`: the number task as one sequence, `<bos> words <sep> 汉字 <eos>`, for a
+  decoder-only model (minitf.gpt).
 
-Both build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
+All three build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
 """
 
 from ..tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad
@@ -30,6 +32,8 @@ from .numbers import (
     make_batch,
     number_shape,
     parse_english,
+    require_numbers,
+    require_train_test,
     source_words,
     split,
     target_chars,
@@ -41,5 +45,6 @@ __all__ = [
     "SOURCE_VOCAB", "SPECIAL_TOKENS", "TARGET_VOCAB", "TENS", "UNITS", "UNK_ID", "NumberTask",
     "Vocab", "canonical_english", "chinese", "decode_source", "decode_target", "encode_source",
     "encode_target", "english", "exact_match", "make_batch", "number_shape", "pad",
-    "parse_english", "source_words", "split", "target_chars",
+    "parse_english", "require_numbers", "require_train_test", "source_words", "split",
+    "target_chars",
 ]

@@ -8,6 +8,7 @@ Introduced in notebook 00 §1–2.
 
 import difflib
 import re
+import unicodedata
 
 import numpy as np
 
@@ -34,7 +35,7 @@ _WORD_VALUE = {**{w: i for i, w in enumerate(ONES)}, **{w: 20 + 10 * i for i, w 
 _CHAR_HINTS = {"两": "use '二'", "〇": "use '零'", "壹": "use '一'", "拾": "use '十'"}
 
 
-def _check_number(n):
+def _require_number(n):
     return require_int(n, "n", low=0, high=MAX_NUMBER)
 
 
@@ -48,7 +49,7 @@ def _below_100_words(n):
 def english(n):
     """English words for n in 0..9999: ``1234 -> 'one thousand two hundred thirty four'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return "zero"
     thousands, hundreds, rest = n // 1000, n // 100 % 10, n % 100
@@ -65,7 +66,7 @@ def english(n):
 def chinese(n):
     """Chinese numeral for n in 0..9999: ``1005 -> '一千零五'``, ``12 -> '十二'``.
     Notebook 00 §1."""
-    n = _check_number(n)
+    n = _require_number(n)
     if n == 0:
         return DIGITS[0]
     if 10 <= n < 20:
@@ -102,6 +103,13 @@ def _unknown_word(word):
     if word in _TOO_LARGE:
         return f"{shown} is too large: this task's numbers are 0..{MAX_NUMBER}"
     close = difflib.get_close_matches(word, NUMBER_WORDS, n=1)
+    foreign = sorted({c for c in word if not c.isascii() and c.isalpha()}, key=word.index)
+    if close and foreign:  # 'fivе' with a Cyrillic е looks just like 'five'
+        letters = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})"
+                            for c in foreign[:3])
+        plural = "s" if len(foreign) > 1 else ""
+        return (f"{shown} is not a number word: it has the non-English letter{plural} "
+                f"{letters}; did you mean {close[0]!r}?")
     if close:
         return f"{shown} is not a number word; did you mean {close[0]!r}?"
     return (f"{shown} is not a number word; the known words are zero to nineteen, "
@@ -298,6 +306,21 @@ def split(test_fraction=0.2, seed=0):
     return np.sort(numbers[n_test:]), np.sort(numbers[:n_test])
 
 
+def require_train_test(numbers):
+    """`numbers` for training (None: split()) -> (train, test), each a non-empty 1-D
+    int array of numbers in 0..9999; anything else is refused before a step is trained.
+    minitf.translator.train_translator and the torch engine use it; no notebook calls it by
+    name."""
+    if numbers is None:
+        return split()
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
+            or len(numbers) != 2:
+        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
+                         f"{shorten(numbers)}")
+    return tuple(require_numbers(part, f"numbers[{i}] ({what})")
+                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
+
+
 def make_batch(numbers):
     """Numbers (B,) -> (src, tgt_in, tgt_out), int64, padded with 0.
 
@@ -308,7 +331,7 @@ def make_batch(numbers):
     numbers = np.asarray(numbers)
     if numbers.ndim != 1:
         raise ValueError(f"expected a 1-D list of numbers, got shape {numbers.shape}")
-    numbers = [_check_number(n) for n in numbers.tolist()]
+    numbers = [_require_number(n) for n in numbers.tolist()]
     if not numbers:
         raise ValueError("make_batch needs at least one number")
     src = pad([encode_source(english(n)) for n in numbers])
@@ -329,14 +352,38 @@ def number_shape(n):
     return digits + (" teen" if 10 <= n < 20 else "")
 
 
+def require_numbers(numbers, name):
+    """`numbers` as a non-empty 1-D int64 array of numbers in 0..9999; anything else is a
+    ValueError naming `name`. The task's functions check their numbers with it; no notebook
+    calls it by name."""
+    numbers = require_int_array(numbers, name)
+    if numbers.ndim != 1 or numbers.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
+                         f"{numbers.shape}: the task needs at least one number")
+    if numbers.min() < 0 or numbers.max() > MAX_NUMBER:
+        bad = numbers.min() if numbers.min() < 0 else numbers.max()
+        raise ValueError(f"{name} must hold numbers in 0..{MAX_NUMBER}, got {bad}")
+    return numbers
+
+
+def draw_probabilities(numbers, by_shape):
+    """numbers (N,) -> (N,) the probability of drawing each into a training batch: a share
+    `by_shape` of the draws picks a shape (number_shape) uniformly, then a number of that
+    shape; the rest are uniform. NumberTask and tasks.sequence.SequenceTask draw with it;
+    no notebook calls it by name."""
+    numbers = require_numbers(numbers, "numbers")
+    by_shape = require_real(by_shape, "by_shape", 0, 1)
+    shapes = [number_shape(n) for n in numbers.tolist()]
+    _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
+    return ((1 - by_shape) / len(shapes)
+            + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
+
+
 def exact_match(model, numbers, batch_size=500, beam_size=1):
     """Fraction of `numbers` whose greedy (or beam) translation equals chinese(n).
     NumberTask.evaluate uses it; no notebook calls it by name."""
-    numbers = require_int_array(numbers, "numbers")
+    numbers = require_numbers(numbers, "numbers")
     batch_size = require_int(batch_size, "batch_size", low=1)
-    if numbers.ndim != 1 or numbers.size == 0:
-        raise ValueError(f"numbers must be a non-empty 1-D list of numbers, got shape "
-                         f"{numbers.shape}: an accuracy over no numbers means nothing")
     correct = 0
     for i in range(0, len(numbers), batch_size):
         chunk = numbers[i:i + batch_size]
@@ -350,7 +397,7 @@ class NumberTask:
     """The number task as `minitf.train.train` takes it: training pairs, each encoded once,
     and held-out numbers to measure the exact match on. Notebook 08 §6.
 
-    `sample(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
+    `batch(rng, B)` draws a batch, trimmed of the columns that are padding in every row.
     A uniform draw would rarely show the short numbers people type first: 0..99 are 1% of
     0..9999 and the round thousands 0.09%. So a share `by_shape` of the draws picks a shape
     (number_shape) uniformly, then a number of that shape; the rest are uniform.
@@ -363,23 +410,15 @@ class NumberTask:
     def __init__(self, train_numbers, test_numbers, *, by_shape=0.5, eval_size=500, rng=0):
         by_shape = require_real(by_shape, "by_shape", 0, 1)
         eval_size = require_int(eval_size, "eval_size", low=1)
-        train_numbers = require_int_array(train_numbers, "train_numbers")
-        self.test_numbers = require_int_array(test_numbers, "test_numbers")
-        for name, numbers in (("train_numbers", train_numbers),
-                              ("test_numbers", self.test_numbers)):
-            if numbers.ndim != 1 or numbers.size == 0:
-                raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
-                                 f"{numbers.shape}")
+        train_numbers = require_numbers(train_numbers, "train_numbers")
+        self.test_numbers = require_numbers(test_numbers, "test_numbers")
         self.eval_numbers = as_rng(rng).permutation(self.test_numbers)[:eval_size]
         self.src, self.tgt_in, self.tgt_out = make_batch(train_numbers)
         self.src_len = (self.src != PAD_ID).sum(axis=1)
         self.tgt_len = (self.tgt_out != PAD_ID).sum(axis=1)
-        shapes = [number_shape(n) for n in np.asarray(train_numbers).tolist()]
-        _, shape_of, shape_sizes = np.unique(shapes, return_inverse=True, return_counts=True)
-        self.p = ((1 - by_shape) / len(shapes)
-                  + by_shape / (len(shape_sizes) * shape_sizes[shape_of]))  # (N,), sums to 1
+        self.p = draw_probabilities(train_numbers, by_shape)
 
-    def sample(self, rng, batch_size):
+    def batch(self, rng, batch_size):
         rows = rng.choice(len(self.src), size=batch_size, p=self.p)
         ls, lt = self.src_len[rows].max(), self.tgt_len[rows].max()
         return (self.src[rows, :ls], self.tgt_in[rows, :lt]), self.tgt_out[rows, :lt]

@@ -24,12 +24,13 @@ import numpy as np
 from ..attention import padding_mask
 from ..encoder import Encoder
 from ..layers import glorot_uniform
-from ..module import Module, as_rng
+from ..module import Module, as_rng, no_grad
 from ..positional import EmbeddingWithPositions
 from ..tokens import PAD_ID, pad
 from ..train import TrainConfig, train
 from ..validation import (
     require_bool,
+    require_fits,
     require_float_array,
     require_float_dtype,
     require_instance,
@@ -107,15 +108,15 @@ def pairs(held_out):
             if ((i + j) % HELD_OUT_EVERY == 0) == held_out]
 
 
-MAX_SAMPLE = 1_000_000  # sentences one call of sample draws (about 15 s of work)
+MAX_SENTENCES = 1_000_000  # sentences one call of sentences() draws (about 15 s of work)
 
 
-def sample(rng, n, held_out=False):
+def sentences(rng, n, held_out=False):
     """n random Examples whose (referent, adjective) pair is from the training pairs, or
     from the held-out pairs; the other noun, verb, order and opening drawn at random.
-    At most MAX_SAMPLE at once (a batch or a test set is far smaller). Notebook 09 §1."""
+    At most MAX_SENTENCES at once (a batch or a test set is far smaller). Notebook 09 §1."""
     rng = as_rng(rng)
-    n = require_int(n, "n", low=0, high=MAX_SAMPLE)
+    n = require_int(n, "n", low=0, high=MAX_SENTENCES)
     chosen = pairs(held_out)
     out = []
     for _ in range(n):
@@ -153,7 +154,7 @@ def make_batch(examples):
         raise ValueError(f"examples must be a non-empty list of Examples, got "
                          f"{type(examples).__name__}{'' if examples else ' (empty)'}")
     if not all(isinstance(e, Example) for e in examples):
-        raise TypeError("examples must be Examples (from referent.sentence or referent.sample)")
+        raise TypeError("examples must be Examples (from referent.sentence or referent.sentences)")
     tokens = pad([encode(e.words) for e in examples])
     it = np.array([e.it for e in examples], dtype=np.int64)
     referent = np.array([e.referent for e in examples], dtype=np.int64)
@@ -177,6 +178,9 @@ class PointerHead(Module):
         self.d_model = require_int(d_model, "d_model", low=1)
         self.d_k = self.d_model if d_k is None else require_int(d_k, "d_k", low=1)
         dtype = require_float_dtype(dtype)
+        require_fits((8 + 2 * dtype.itemsize) * 2 * self.d_model * self.d_k,
+                     "W_q and W_k (d_model, d_k), their gradients and a float64 draw",
+                     d_model=self.d_model, d_k=self.d_k)
         self.add_param("W_q", glorot_uniform(rng, self.d_model, self.d_k, dtype))
         self.add_param("W_k", glorot_uniform(rng, self.d_model, self.d_k, dtype))
 
@@ -234,8 +238,9 @@ class ReferentConfig:
     norm_first: bool = False
 
     def __post_init__(self):
-        require_sizes(**{name: getattr(self, name) for name in (
-            "d_model", "num_heads", "num_layers", "d_ff", "max_len")})
+        names = ("d_model", "num_heads", "num_layers", "d_ff", "max_len")
+        for name, size in zip(names, require_sizes(**{n: getattr(self, n) for n in names})):
+            object.__setattr__(self, name, size)  # Python ints, even from numpy ints
         require_bool(self.norm_first, "norm_first")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by "
@@ -290,7 +295,8 @@ def accuracy(model, examples):
     """Fraction of examples whose referent gets the largest pointer logit. Notebook 09 §4."""
     require_instance(model, ReferentModel, "model")
     tokens, it, referent = make_batch(examples)
-    return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
+    with no_grad():  # a look: nothing is kept for a backward
+        return float(np.mean(model(tokens, it).argmax(axis=1) == referent))
 
 
 class ReferentTask:
@@ -300,8 +306,8 @@ class ReferentTask:
 
     ignore_index = None
 
-    def sample(self, rng, batch_size):
-        tokens, it, referent = make_batch(sample(rng, batch_size))
+    def batch(self, rng, batch_size):
+        tokens, it, referent = make_batch(sentences(rng, batch_size))
         return (tokens, it), referent
 
 

@@ -12,8 +12,10 @@ Here: its config (TRANSLATOR_CONFIG), a fresh model (new_model), its training ru
 Used in notebooks 07 and 08.
 """
 
+import copy
 import dataclasses
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +29,6 @@ from ..validation import (
     require_bool,
     require_instance,
     require_int,
-    require_int_array,
     require_real,
     shorten,
 )
@@ -46,24 +47,38 @@ MAX_BEAM = 64  # translate's widest beam: wider gains nothing here, and memory g
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path, _mtime_ns):
+def _load(path, _version):
+    """The checkpoint at `path` as loaded once per version of the file: translate's own
+    model, never handed to a caller (load_translator gives copies)."""
     return load_checkpoint(path)
 
 
-def load_translator(checkpoint=None):
-    """(model, meta) of `checkpoint` (default: the shipped weights), loaded once per file
-    version and cached. The file must hold the vocabularies (save_translator writes them).
-    Notebook 07."""
+def _loaded(checkpoint):
+    """(model, meta) of `checkpoint` from the cache, keyed on the file's identity and every
+    stamp a rewrite changes: device, inode (each atomic save is a new one), size, mtime and
+    ctime (a rewrite within the mtime's resolution, or with the mtime put back, still
+    changes the ctime)."""
     path = Path(SHIPPED_WEIGHTS if checkpoint is None else checkpoint).absolute()
     try:  # not resolve(): /dev/fd/N would become a "pipe:[…]" name that does not exist
-        mtime_ns = path.stat().st_mtime_ns
+        st = os.stat(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such checkpoint") from None
-    model, meta = _load(path, mtime_ns)
+    model, meta = _load(path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     if meta["source_vocab"] is None:
         raise ValueError(f"{path}: a checkpoint without vocabularies, not a translator's "
                          "(save it with minitf.translator.save_translator)")
     return model, meta
+
+
+def load_translator(checkpoint=None):
+    """(model, meta) of `checkpoint` (default: the shipped weights). The file is read once
+    per version and cached; each call gets a model and meta of its own, so changing them
+    (an ablation, fine-tuning) never changes what translate() gives. The file must hold the
+    vocabularies (save_translator writes them). Notebook 07."""
+    model, meta = _loaded(checkpoint)
+    fresh = Transformer.from_config(model.config, dtype=model.dtype, rng=0)
+    fresh.load_state_dict(model.state_dict())  # copies the arrays into the fresh model's
+    return fresh, copy.deepcopy(meta)
 
 
 def new_model(seed=0, **changes):
@@ -104,7 +119,7 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
     if max_seconds is not None:
         require_real(max_seconds, "max_seconds", low=0)
     rng = np.random.default_rng(require_int(seed, "seed", low=0))
-    train_numbers, test_numbers = check_numbers(numbers)
+    train_numbers, test_numbers = tasks.require_train_test(numbers)
     task = tasks.NumberTask(train_numbers, test_numbers, by_shape=by_shape,
                             eval_size=eval_size, rng=rng)  # draws the evaluation numbers first
     stream = stream or sys.stdout
@@ -115,31 +130,6 @@ def train_translator(model, config=TRANSLATOR_TRAINING, *, seed=0, numbers=None,
 
     return train(model, task, config, rng=rng, log_every=log_every, max_seconds=max_seconds,
                  on_report=report if verbose else None)
-
-
-def check_numbers(numbers):
-    """`numbers` for training (None: tasks.split()) -> (train, test), each a non-empty 1-D
-    int array of numbers in 0..9999; anything else is refused before a step is trained.
-    train_translator and the torch engine use it; no notebook calls it by name."""
-    if numbers is None:
-        return tasks.split()
-    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (tuple, list)) \
-            or len(numbers) != 2:
-        raise ValueError(f"numbers must be a pair (train numbers, test numbers), got "
-                         f"{shorten(numbers)}")
-    return tuple(_number_array(part, f"numbers[{i}] ({what})")
-                 for i, (part, what) in enumerate(zip(numbers, ("train", "test"))))
-
-
-def _number_array(values, name):
-    array = require_int_array(values, name)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got shape "
-                         f"{array.shape}")
-    if array.min() < 0 or array.max() > tasks.MAX_NUMBER:
-        raise ValueError(f"{name} must hold numbers in 0..{tasks.MAX_NUMBER}, got "
-                         f"{array.min() if array.min() < 0 else array.max()}")
-    return array
 
 
 def translate(texts, *, checkpoint=None, beam_size=1):
@@ -188,11 +178,24 @@ def translate_each(texts, *, checkpoint=None, beam_size=1):
             results.append(e)
     readable = [i for i, r in enumerate(results) if isinstance(r, str)]
     if readable:
-        model, meta = load_translator(checkpoint)
+        model, meta = _loaded(checkpoint)
+        for i in readable:
+            results[i] = _fits(results[i], model.max_len)
+        readable = [i for i in readable if isinstance(results[i], str)]
         words = [results[i].split() for i in readable]
         for i, chars in zip(readable, _decode(model, meta, words, beam_size)):
             results[i] = chars
     return results
+
+
+def _fits(canonical, max_len):
+    """The canonical words, or a ValueError when they and <eos> are longer than the model's
+    positions (a checkpoint may have a shorter max_len than the shipped one's)."""
+    n = len(canonical.split())
+    if n + 1 > max_len:
+        return ValueError(f"{n} words, more than this translator reads: its max_len={max_len} "
+                          f"holds {max_len - 1} words and <eos>")
+    return canonical
 
 
 def _decode(model, meta, words, beam_size):

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 import zipfile
 import zlib
 from pathlib import Path
@@ -23,14 +24,17 @@ import numpy as np
 
 from ..model import Transformer, TransformerConfig
 from ..tasks.vocab import SPECIAL_TOKENS, Vocab
-from ..validation import require_instance
+from ..validation import require_instance, shorten
 
 CHECKPOINT_FORMAT = "minitf-translator-1"
 PARAM_PREFIX = "param/"
 TEXT_MEMBERS = ("format", "config", "metadata")
 VOCAB_MEMBERS = ("source_vocab", "target_vocab")
 MAX_POSITIONS = 1 << 16  # a larger positional table in a config is refused, not allocated
+MAX_TEXT = 1 << 20  # characters of the config or the metadata
+MAX_TOKENS = 1 << 20  # tokens of a stored vocabulary, the special ones included
 TEMP_PREFIX = ".minitf-"  # a save writes `.minitf-XXXXXXXX.tmp` beside the file, then renames
+STALE_AFTER = 24 * 3600  # seconds: an older temporary file was left by a killed save
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.")
 
 
@@ -40,11 +44,17 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     source_vocab, target_vocab: Vocabs to store with it (both or neither; their sizes must be
     the model's), as the translator's file does. `metadata` (JSON-serialisable values) is
     stored too. The file is written under a temporary name and then renamed, so a failed save
-    leaves an earlier file at `path` as it was.
+    leaves an earlier file at `path` as it was. What load_checkpoint would refuse (a max_len
+    over MAX_POSITIONS, text over MAX_TEXT characters, weights that are not finite, …) is
+    refused before anything is written, and so is a path that is not a regular file
+    (check_save_path): each a ValueError naming the path.
     save_translator uses it; no notebook calls it by name.
     """
-    path = Path(path)
     config = require_instance(model, Transformer, "model").config
+    try:
+        path = check_save_path(path)
+    except OSError as e:  # a symlink loop, a name too long, a path under a file
+        raise _naming(e, path) from None
     vocabs = {"source_vocab": source_vocab, "target_vocab": target_vocab}
     if (source_vocab is None) != (target_vocab is None):
         raise ValueError("give both source_vocab and target_vocab, or neither")
@@ -59,10 +69,14 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     arrays.update(
         format=np.array(CHECKPOINT_FORMAT),
         config=np.array(json.dumps(dataclasses.asdict(config))),
-        metadata=np.array(json.dumps(metadata)),
+        metadata=np.array(_metadata_json(metadata)),
     )
     arrays.update({key: np.array(vocab.tokens) for key, vocab in vocabs.items()
                    if vocab is not None})
+    try:
+        _require_as_the_loader_would(arrays)
+    except ValueError as e:
+        raise ValueError(f"{path}: not saved: {e}") from None
     try:
         _write_atomically(path, arrays)
     except OSError as e:
@@ -70,9 +84,47 @@ def save_checkpoint(path, model, *, source_vocab=None, target_vocab=None, **meta
     return path
 
 
+def check_save_path(path):
+    """`path` as a Path a checkpoint may be saved to: nothing there yet, a regular file, or a
+    symlink to one (the link is replaced, as an atomic save does). A save replaces whatever
+    is at its path, so anything else is a ValueError naming it: a folder, a device node such
+    as /dev/null, a FIFO, a socket, a symlink to one of these; and so is a name ending in a
+    separator ("out/"), which names a folder.
+    save_checkpoint and `python -m minitf train --out` use it; no notebook does."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or a Path, got {shorten(path)} "
+                        f"({type(path).__name__})")
+    text = os.fspath(path)
+    if isinstance(text, str) and text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        raise ValueError(f"{text}: ends with {text[-1]!r}, so it names a folder; give a file "
+                         f"name, e.g. {text}translator.npz")
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # through a symlink, to what it points at
+    except FileNotFoundError:
+        return path  # nothing there (or a dangling symlink): the save creates the file
+    if not stat.S_ISREG(mode):
+        link = "a symlink to " if os.path.islink(path) else ""
+        raise ValueError(f"{path}: not a regular file, so a checkpoint is not saved over it "
+                         f"(got {link}{_kind(mode)})")
+    return path
+
+
+def _metadata_json(metadata):
+    """The metadata as JSON, or a ValueError naming the entry that JSON cannot hold."""
+    for key, value in metadata.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"metadata {key}={shorten(value)} cannot be stored as JSON "
+                             f"({e}); give numbers, text, lists and dicts") from None
+    return json.dumps(metadata)
+
+
 def _write_atomically(path, arrays):
     """np.savez into a short temporary name in path's folder (a name of the user's own
-    length would not fit), then one rename; a failure leaves no temporary file."""
+    length would not fit), then one rename; a failure leaves no temporary file. The path is
+    checked again just before the rename, in case something else appeared there."""
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -80,10 +132,24 @@ def _write_atomically(path, arrays):
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        check_save_path(path)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+    _remove_stale_temporaries(path.parent)
+
+
+def _remove_stale_temporaries(folder):
+    """Delete the `.minitf-*.tmp` files in `folder` older than STALE_AFTER: each is what a
+    save killed mid-write (SIGKILL, a power cut) left; a save in progress is seconds old."""
+    for tmp in folder.glob(TEMP_PREFIX + "*.tmp"):
+        try:
+            info = tmp.lstat()
+            if stat.S_ISREG(info.st_mode) and time.time() - info.st_mtime > STALE_AFTER:
+                tmp.unlink()
+        except OSError:  # gone already, or not ours to delete: leave it
+            pass
 
 
 def _naming(error, path):
@@ -168,22 +234,46 @@ def _load(file):
         if len(stored) == 1:
             raise ValueError(f"the file holds {stored[0]} but not the other vocabulary")
         if stored:
-            _check_vocab_sizes(config, headers)
-            source_vocab = _vocab(archive, members["source_vocab"], "source_vocab")
-            target_vocab = _vocab(archive, members["target_vocab"], "target_vocab")
+            _require_vocab_sizes(config, headers)
+            source_vocab, target_vocab = (
+                _vocab(key, headers[key], lambda key=key: _array(archive, members[key]))
+                for key in VOCAB_MEMBERS)
         params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items()
                   if k.startswith(PARAM_PREFIX)}
-        dtype = _check_weights_fit(config, params)
-        _check_every_weight(config, params)
+        dtype = _require_weights_fit(config, params)
+        _require_every_weight(config, params)
         model = Transformer.from_config(config, dtype=dtype, rng=0)
         state = {name: _array(archive, members[PARAM_PREFIX + name]) for name in params}
-    bad = [name for name, value in state.items() if not np.isfinite(value).all()]
-    if bad:
-        raise ValueError(f"weights that are not finite (NaN or inf) in {', '.join(bad)}")
+    _require_finite(state)
     model.load_state_dict(state)
     meta = dict(config=config, source_vocab=source_vocab, target_vocab=target_vocab,
                 metadata=metadata)
     return model, meta
+
+
+def _require_as_the_loader_would(arrays):
+    """The checks _load makes, on the arrays a save is about to write (member name -> array),
+    so that save_checkpoint never writes a file load_checkpoint refuses."""
+    headers = {key: (a.shape, a.dtype) for key, a in arrays.items()}
+    for key in TEXT_MEMBERS:
+        _require_small_text(key, headers[key])
+    config = _config(_json(str(arrays["config"]), "config"))
+    _json(str(arrays["metadata"]), "metadata")
+    if "source_vocab" in arrays:
+        _require_vocab_sizes(config, headers)
+        for key in VOCAB_MEMBERS:
+            _vocab(key, headers[key], lambda key=key: arrays[key])
+    params = {k[len(PARAM_PREFIX):]: h for k, h in headers.items() if k.startswith(PARAM_PREFIX)}
+    _require_weights_fit(config, params)
+    _require_every_weight(config, params)
+    _require_finite({k[len(PARAM_PREFIX):]: a for k, a in arrays.items()
+                     if k.startswith(PARAM_PREFIX)})
+
+
+def _require_finite(state):
+    bad = [name for name, value in state.items() if not np.isfinite(value).all()]
+    if bad:
+        raise ValueError(f"weights that are not finite (NaN or inf) in {', '.join(bad)}")
 
 
 def _header(archive, name):
@@ -212,8 +302,11 @@ def _array(archive, name):
 
 def _require_small_text(key, header):
     shape, dtype = header
-    if dtype.kind != "U" or shape != () or dtype.itemsize > 4 << 20:
+    if dtype.kind != "U" or shape != ():
         raise ValueError(f"{key!r} should be text, got {dtype} of shape {shape}")
+    if dtype.itemsize > 4 * MAX_TEXT:
+        raise ValueError(f"the {key} is too long: {dtype.itemsize // 4:,} characters, more than "
+                         f"the {MAX_TEXT:,} a checkpoint holds")
 
 
 def _text(archive, name):
@@ -253,7 +346,7 @@ def _config(config):
     return TransformerConfig(**config)
 
 
-def _check_weights_fit(config, params):
+def _require_weights_fit(config, params):
     """The one float dtype of the weights, after checking that the arrays' shapes agree with
     the config's sizes (so a config cannot make us allocate more than the file holds)."""
     dtypes = sorted({str(dtype) for _, dtype in params.values()})
@@ -274,7 +367,7 @@ def _check_weights_fit(config, params):
     return dtypes[0]
 
 
-def _check_every_weight(config, params):
+def _require_every_weight(config, params):
     """The file holds exactly the parameters the config implies, each with its shape: checked
     before the model is built, from a one-layer model's shapes (its sizes already checked
     against the file) repeated num_layers times."""
@@ -300,7 +393,7 @@ def _check_every_weight(config, params):
         raise ValueError(f"the weights do not fit the config: {'; '.join(problems[:3])}{more}")
 
 
-def _check_vocab_sizes(config, headers):
+def _require_vocab_sizes(config, headers):
     """The stored vocabularies' lengths are the config's sizes (checked on their headers,
     before a Vocab is built)."""
     sizes = (config.src_vocab_size, config.tgt_vocab_size)
@@ -311,12 +404,16 @@ def _check_vocab_sizes(config, headers):
                          f"vocabularies {stored}")
 
 
-def _vocab(archive, name, key):
-    shape, dtype = _header(archive, name)
+def _vocab(key, header, read):
+    """The Vocab of the stored tokens that read() gives, after checking their header."""
+    shape, dtype = header
     n = len(SPECIAL_TOKENS)
-    if dtype.kind != "U" or len(shape) != 1 or shape[0] > 1 << 20:
+    if dtype.kind != "U" or len(shape) != 1:
         raise ValueError(f"{key!r} should list the tokens, starting with {SPECIAL_TOKENS}")
-    tokens = _array(archive, name)
+    if shape[0] > MAX_TOKENS:
+        raise ValueError(f"the {key} is too long: {shape[0]:,} tokens, more than the "
+                         f"{MAX_TOKENS:,} a checkpoint holds")
+    tokens = read()
     if tuple(tokens[:n]) != SPECIAL_TOKENS:
         raise ValueError(f"{key!r} should list the tokens, starting with {SPECIAL_TOKENS}")
     return Vocab(tokens[n:].tolist())

@@ -1,14 +1,14 @@
 """The command line: `python -m minitf train …` and `python -m minitf translate …`.
 
 Every mistake on the command line is one line on stderr and exit status 2, found before any
-work starts.
+work starts; so is a file that cannot be read. A trained model that cannot be saved where
+--out says is saved in the temporary folder instead (exit status 1, saying where).
 """
 
 import argparse
 import dataclasses
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import tasks
+from ..fast import blas_threads
 from ..train import TrainConfig
 from ..validation import require_int, require_real, shorten
 from . import (
@@ -29,9 +30,18 @@ from . import (
     train_translator,
     translate_each,
 )
+from .checkpoint import check_save_path
 
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 STDIN_BATCH = 1000  # lines of piped stdin translated together
+MAX_LINE = 1 << 16  # characters of one stdin line; a longer one stops the reading, named
+
+
+def _say(message):
+    """One line on stderr; nothing when stderr is closed (`2>&-`), where print would write
+    to stdout among the translations."""
+    if sys.stderr is not None:
+        print(message, file=sys.stderr)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,33 +54,23 @@ class _Parser(argparse.ArgumentParser):
 # train
 
 
-def _blas_threads_to_set(args):
-    """The BLAS thread count train must run with, or None when the process already has it.
-
-    --threads, else 1 unless the environment chooses: the model's matrices are so small
-    that more threads only add waiting, and a busy machine makes that far worse.
-    """
-    wanted = args.threads
-    if wanted is None and not any(v in os.environ for v in BLAS_THREAD_VARIABLES):
-        wanted = 1
-    if wanted is None or all(os.environ.get(v) == str(wanted) for v in BLAS_THREAD_VARIABLES):
-        return None
-    return wanted
-
-
-def _rerun_with_blas_threads(threads, argv):
-    """numpy has loaded its BLAS before this module runs, and BLAS reads its thread count
-    when it loads: so run the same command again in a process that has it set."""
-    env = {**os.environ, **{v: str(threads) for v in BLAS_THREAD_VARIABLES}}
-    command = [sys.executable, "-m", "minitf", *argv]
-    if os.name == "posix":
-        sys.stdout.flush()
-        os.execve(sys.executable, command, env)
-    return subprocess.call(command, env=env)
+def _blas_threads(args):
+    """The BLAS threads numpy training runs on: --threads, else OPENBLAS_NUM_THREADS or
+    OMP_NUM_THREADS when set to a count, else 1 (the model's matrices are so small that more
+    threads only add waiting, and a busy machine makes that far worse). Set with
+    threadpoolctl (minitf.fast.blas_threads), in this process."""
+    if args.threads is not None:
+        return args.threads
+    for variable in BLAS_THREAD_VARIABLES:
+        value = os.environ.get(variable, "").strip()
+        if value.isdigit() and int(value) >= 1:
+            return int(value)
+    return 1
 
 
-def _check_out(out):
-    """--out must name a file in a folder that exists and can be written to."""
+def _require_out(out):
+    """--out must name a file, or nothing yet, in a folder that exists and can be written
+    to; a device such as /dev/null, a FIFO or a socket is not replaced (check_save_path)."""
     path = Path(out)
     if path.is_dir():
         raise ValueError(f"--out {shorten(out)} is a folder; give a file name, "
@@ -79,6 +79,12 @@ def _check_out(out):
     if not folder.is_dir():
         problem = "is not a folder" if folder.exists() else "does not exist"
         raise ValueError(f"--out {shorten(out)}: {shorten(str(folder))} {problem}")
+    try:
+        check_save_path(out)
+    except ValueError as e:
+        raise ValueError(f"--out {e}") from None
+    except OSError as e:  # a symlink loop, a name too long
+        raise ValueError(f"--out {shorten(out)}: {_reason(e)}") from None
     try:  # a trial file: permissions, read-only file systems and the like all show here
         with tempfile.TemporaryFile(dir=folder):
             pass
@@ -87,7 +93,7 @@ def _check_out(out):
                          f"({e.strerror or e})") from None
 
 
-def _check_train_options(args):
+def _require_train_options(args):
     """Every train option, checked before anything is trained."""
     require_int(args.steps, "--steps", low=1)
     require_int(args.seed, "--seed", low=0)
@@ -98,7 +104,7 @@ def _check_train_options(args):
     require_int(args.nproc, "--nproc", low=1)
     if args.engine == "numpy" and (args.nproc, args.device) != (1, "cpu"):
         raise ValueError("--nproc and --device need --engine torch")
-    _check_out(args.out)
+    _require_out(args.out)
 
 
 def _train(args):
@@ -119,22 +125,48 @@ def _train(args):
         if model is None:  # a torchrun process other than the first: it saves nothing
             return 0
     else:
-        threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-        print(f"{header}; BLAS threads {threads}")
-        model = new_model(args.seed)
-        history = train_translator(model, config, seed=args.seed, numbers=numbers,
-                                   max_seconds=args.max_seconds, verbose=not args.quiet,
-                                   eval_name=measured_on)
+        with blas_threads(_blas_threads(args)) as threads:
+            print(f"{header}; BLAS threads {threads}")
+            model = new_model(args.seed)
+            history = train_translator(model, config, seed=args.seed, numbers=numbers,
+                                       max_seconds=args.max_seconds, verbose=not args.quiet,
+                                       eval_name=measured_on)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     accuracy, tested = history["accuracy"][-1], len(numbers[1])
     score = {"exact_match_all" if args.all_numbers else "held_out_exact_match": accuracy}
-    path = save_translator(args.out, model, seed=args.seed, steps=history["step"][-1],
-                           trained_on=trained_on, command=args.command_line, **score,
-                           train_config=train_config, engine=args.engine)
+    path, status = _save_somewhere(args.out, model, seed=args.seed, steps=history["step"][-1],
+                                   trained_on=trained_on, command=args.command_line, **score,
+                                   train_config=train_config, engine=args.engine)
     print(f"exact match on {measured_on} {tested} numbers: {accuracy:.2%} "
           f"({round(accuracy * tested)}/{tested}) after {history['step'][-1]} steps in "
           f"{seconds:.1f} s ({cpu:.1f} s of CPU in this process); saved to {path}")
-    return 0
+    return status
+
+
+def _save_somewhere(out, model, **metadata):
+    """(path, exit status): the trained model saved to `out` (status 0), or, when that fails
+    after training (a full disk, a file size limit), to a new file in the temporary folder
+    (status 1, and one line on stderr saying both). A model that cannot be saved anywhere
+    is a SaveError naming `out`."""
+    try:
+        return save_translator(out, model, **metadata), 0
+    except OSError as e:
+        failure = e
+    try:
+        fd, fallback = tempfile.mkstemp(prefix="minitf-translator-", suffix=".npz")
+        os.close(fd)
+        save_translator(fallback, model, **metadata)
+    except OSError as e:
+        raise SaveError(f"cannot save the trained model to {out} ({_reason(failure)}), nor "
+                        f"to the temporary folder ({_reason(e)})") from None
+    _say(f"cannot save to {out} ({_reason(failure)}); saved the trained model to {fallback} "
+         "instead")
+    return Path(fallback), 1
+
+
+def _reason(error):
+    """An OSError in a few words: "No space left on device"."""
+    return (error.strerror or str(error)).removeprefix("cannot save: ")
 
 
 def _train_with_torch(args, config, numbers, header, eval_name):
@@ -144,8 +176,9 @@ def _train_with_torch(args, config, numbers, header, eval_name):
         if e.name != "torch":
             raise
         raise ValueError("--engine torch needs PyTorch: install it with `make torch`") from None
-    return train_with_torch(config, nproc=args.nproc, device=args.device, seed=args.seed,
-                            numbers=numbers, max_seconds=args.max_seconds,
+    return train_with_torch(config, model_config=TRANSLATOR_CONFIG, numbers=numbers,
+                            by_shape=BY_SHAPE, nproc=args.nproc, device=args.device,
+                            seed=args.seed, max_seconds=args.max_seconds,
                             verbose=not args.quiet, threads=args.threads, header=header,
                             eval_name=eval_name)
 
@@ -165,7 +198,8 @@ def _add_train(commands):
                    help="stop after this many seconds of training")
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS threads (default 1, unless OPENBLAS_NUM_THREADS or "
-                        "OMP_NUM_THREADS is set): this small model gains nothing from more")
+                        "OMP_NUM_THREADS is set): this small model gains nothing from more, "
+                        "and a busy core makes more far slower")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--engine", choices=("numpy", "torch"), default="numpy",
                    help="numpy: minitf's own forward and backward (default); torch: the same "
@@ -175,7 +209,7 @@ def _add_train(commands):
                         "its share of every batch (default %(default)s)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="with --engine torch: where each process computes (default %(default)s)")
-    p.set_defaults(run=_train, check=_check_train_options)
+    p.set_defaults(run=_train, validate=_require_train_options)
 
 
 # translate
@@ -197,12 +231,28 @@ def _utf8_output():
 def _stdin_batches():
     """Lists of (line number, text) from stdin, text None for a blank line: one line at a
     time from a terminal, so each answer comes as soon as its line is typed; STDIN_BATCH
-    lines at a time from a pipe. A closed stdin (`<&-`) reads as empty input."""
+    lines at a time from a pipe. A closed stdin (`<&-`) reads as empty input; a byte-order
+    mark before the first line (Notepad's "UTF-8 with BOM") is dropped. A line longer than
+    MAX_LINE characters (`< /dev/zero`) is a ValueError naming it, after the lines before it
+    are answered: reading it to its end could take all the memory there is."""
     if sys.stdin is None:
         return
     size = 1 if sys.stdin.isatty() else STDIN_BATCH
     batch = []
-    for number, line in enumerate(sys.stdin, 1):
+    for number in range(1, sys.maxsize):
+        try:
+            line = sys.stdin.readline(MAX_LINE + 1)
+        except OSError as e:  # e.g. stdin opened for writing only (`0>/dev/null`)
+            raise ValueError(f"cannot read stdin: {_reason(e)}") from None
+        if not line:
+            break
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            if batch:
+                yield batch
+            raise ValueError(f"line {number} is longer than {MAX_LINE:,} characters; give one "
+                             "number per line")
+        if number == 1:
+            line = line.removeprefix("\ufeff")
         batch.append((f"line {number}", line.rstrip("\r\n") if line.strip() else None))
         if len(batch) == size:
             yield batch
@@ -213,6 +263,11 @@ def _stdin_batches():
 
 class OutputError(Exception):
     """stdout could not be written (a full disk, a closed file): one line, exit status 1."""
+
+
+class SaveError(Exception):
+    """The trained model could be saved neither at --out nor in the temporary folder: one
+    line, exit status 1."""
 
 
 def _translate(args):
@@ -232,7 +287,7 @@ def _translate(args):
         for where, text in batch:
             answer = "" if text is None else next(answers)  # a blank line for a blank line
             if isinstance(answer, ValueError):
-                print(f"{where} {shorten(text)}: {answer}", file=sys.stderr)
+                _say(f"{where} {shorten(text)}: {answer}")
                 refused += 1
                 answer = ""
             lines.append(answer)
@@ -250,7 +305,7 @@ def _write_lines(lines):
         raise OutputError(f"cannot write the translations to stdout: {e.strerror or e}") from None
 
 
-def _check_translate_options(args):
+def _require_translate_options(args):
     require_int(args.beam, "--beam", low=1, high=MAX_BEAM)
 
 
@@ -268,7 +323,7 @@ def _add_translate(commands):
                    help="a checkpoint saved by train (default: the shipped weights)")
     p.add_argument("--beam", type=int, default=1,
                    help=f"beam size, 1..{MAX_BEAM} (default 1: greedy)")
-    p.set_defaults(run=_translate, check=_check_translate_options)
+    p.set_defaults(run=_translate, validate=_require_translate_options)
 
 
 def _parser():
@@ -283,21 +338,13 @@ def _parser():
 
 
 def main(argv=None):
-    """Run a command; argv None means this process's command line, and only then may train
-    restart the process to set the BLAS threads."""
+    """Run a command; argv None means this process's command line."""
     words = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(words)
     args.command_line = shlex.join(["python", "-m", "minitf", *words])
     try:
-        args.check(args)
-        if args.command == "train" and argv is None:
-            threads = _blas_threads_to_set(args)
-            if threads is not None:
-                return _rerun_with_blas_threads(threads, words)
+        args.validate(args)
         return args.run(args)
-    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(str(e).splitlines()[0] if str(e) else type(e).__name__, file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `… | head -1`: stop quietly, as other tools do
@@ -305,8 +352,23 @@ def main(argv=None):
         return 1
     except OutputError as e:  # e.g. `… > /dev/full`: one line, and no second try at exit
         _discard_stdout()
-        print(e, file=sys.stderr)
+        _say(e)
         return 1
+    except SaveError as e:
+        _say(e)
+        return 1
+    except (ValueError, OSError) as e:  # a symlink loop, an unreadable stdin, a failed save
+        _say(_one_line(e))
+        return 2
+
+
+def _one_line(error):
+    """An error as one line: "path: No such file" for an OSError that names its file."""
+    if isinstance(error, OSError) and error.strerror and error.filename is not None:
+        name = str(error.filename)
+        return f"{name if len(name) <= 200 else name[:199] + '…'}: {error.strerror}"
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _discard_stdout():

@@ -11,14 +11,14 @@ from check_solutions import SOLUTIONS
 import minitf.check
 from minitf import tasks
 from minitf.attention import padding_mask, scaled_dot_product_attention, softmax
-from minitf.check import EXERCISES
+from minitf.check import EXERCISES_BY_CHECKER
 from minitf.check.core import NOT_WRITTEN
 from minitf.check.messages import pick
 from minitf.module import Module
 from minitf.multihead import merge_heads, split_heads
 from minitf.tasks import referent
 
-CHECKERS = sorted(EXERCISES)
+CHECKERS = sorted(EXERCISES_BY_CHECKER)
 
 
 # --------------------------------------------------------------- in-place versions
@@ -330,15 +330,15 @@ def checker(name):
 
 def test_every_checker_is_tested_and_exported():
     exported = {n for n in minitf.check.__all__ if n.startswith("check_") and n != "check_function"}
-    assert exported == set(EXERCISES) == set(SOLUTIONS) == set(IN_PLACE)
-    assert len(EXERCISES) == 32
+    assert exported == set(EXERCISES_BY_CHECKER) == set(SOLUTIONS) == set(IN_PLACE)
+    assert len(EXERCISES_BY_CHECKER) == 32
 
 
 @pytest.mark.parametrize("name", CHECKERS)
 def test_the_notebook_solution_passes(name):
     result = checker(name)(SOLUTIONS[name])
     assert result.passed and result.status == "pass" and bool(result), str(result)
-    assert str(result).startswith(f"✓ {pick(EXERCISES[name].name)}: pass")
+    assert str(result).startswith(f"✓ {pick(EXERCISES_BY_CHECKER[name].name)}: pass")
     assert result.hints == []
 
 
@@ -378,12 +378,12 @@ def test_a_right_answer_that_spoils_its_inputs_passes(name):
     assert result.passed, str(result)
 
 
-MISTAKES = [(name, i) for name in CHECKERS for i in range(len(EXERCISES[name].mistakes))]
+MISTAKES = [(name, i) for name in CHECKERS for i in range(len(EXERCISES_BY_CHECKER[name].mistakes))]
 
 
 @pytest.mark.parametrize(("name", "index"), MISTAKES)
 def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
-    mistake = EXERCISES[name].mistakes[index]
+    mistake = EXERCISES_BY_CHECKER[name].mistakes[index]
     result = checker(name)(mistake.fn)
     assert result.status == "fail"
     assert result.hints == [pick(mistake.hint)], str(result)
@@ -391,7 +391,7 @@ def test_each_mistake_gets_its_own_hint_and_no_other(name, index):
 
 
 def test_every_checker_knows_some_mistakes():
-    assert all(EXERCISES[name].mistakes for name in CHECKERS)
+    assert all(EXERCISES_BY_CHECKER[name].mistakes for name in CHECKERS)
     assert len(MISTAKES) >= 100
 
 
@@ -402,7 +402,7 @@ def test_not_written_yet(name):
 
     result = checker(name)(mine)
     assert result.status == "not written" and not result
-    assert str(result) == f"✗ {pick(EXERCISES[name].name)}: not yet\n  {NOT_WRITTEN}"
+    assert str(result) == f"✗ {pick(EXERCISES_BY_CHECKER[name].name)}: not yet\n  {NOT_WRITTEN}"
 
 
 class Unreadable:
@@ -483,7 +483,7 @@ def test_hostile_answers_are_reported_not_raised(name, kind):
     result = checker(name)(hostile_answers(name)[kind])
     text = str(result)
     assert result.status == "fail" and not result, text
-    assert text.startswith(f"✗ {pick(EXERCISES[name].name)}: not yet")
+    assert text.startswith(f"✗ {pick(EXERCISES_BY_CHECKER[name].name)}: not yet")
     assert len(result.cases) >= 1 and "  case " in text, text
     if (name, kind) in HOSTILE_BUT_KNOWN:
         assert len(result.hints) == 1, text
@@ -762,7 +762,7 @@ def test_cross_attention_by_hand_is_right_without_its_slips():
 def test_softmax_cases_catch_a_shift_that_is_no_row_max(x, wrong):
     """Subtracting the row's min, or the whole array's max, gives NaN on a case of the
     checker's, where softmax does not."""
-    cases = [np.asarray(c.args[0]).tolist() for c in EXERCISES["check_softmax"].cases()]
+    cases = [np.asarray(c.args[0]).tolist() for c in EXERCISES_BY_CHECKER["check_softmax"].cases()]
     assert x in cases
     with np.errstate(all="ignore"):
         assert np.isnan(wrong(np.array(x))).any() and not np.isnan(softmax(np.array(x))).any()
@@ -772,7 +772,7 @@ def test_attention_cases_have_rows_far_apart_and_a_row_that_spans_far():
     """Rows more than 800 apart (the whole array's max underflows a row), and a row whose
     scores span more than 1500 (its mean is 750 and more below its max: exp overflows)."""
     apart = span = 0.0
-    for case in EXERCISES["check_attention"].cases():
+    for case in EXERCISES_BY_CHECKER["check_attention"].cases():
         Q, K, _ = case.args
         scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
         apart = max(apart, np.ptp(scores.max(axis=-1)))
@@ -782,7 +782,7 @@ def test_attention_cases_have_rows_far_apart_and_a_row_that_spans_far():
 
 def test_one_head_is_one_head():
     for name in ("check_split_heads", "check_merge_heads", "check_multi_head"):
-        notes = [pick(c.note) for c in EXERCISES[name].cases()]
+        notes = [pick(c.note) for c in EXERCISES_BY_CHECKER[name].cases()]
         assert any("1 head" in n and "1 heads" not in n for n in notes), notes
         assert not any("1 heads" in n for n in notes), notes
 

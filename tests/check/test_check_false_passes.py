@@ -9,7 +9,7 @@ from check_solutions import SOLUTIONS
 
 import minitf.check
 from minitf import tasks
-from minitf.check import EXERCISES
+from minitf.check import EXERCISES_BY_CHECKER
 from minitf.multihead import merge_heads, split_heads
 
 # ------------------------------------------------------------------- 00 · pad
@@ -187,7 +187,7 @@ def test_the_new_cases_keep_the_right_answer_passing(name):
 
 def test_softmax_cases_span_the_shapes_and_ranges_the_false_passes_missed():
     shapes, spans = set(), {}
-    for case in EXERCISES["check_softmax"].cases():
+    for case in EXERCISES_BY_CHECKER["check_softmax"].cases():
         x = np.asarray(case.args[0])
         shapes.add(x.ndim)
         spans[x.dtype] = max(spans.get(x.dtype, 0.0), np.ptp(x, axis=-1).max())
@@ -196,20 +196,19 @@ def test_softmax_cases_span_the_shapes_and_ranges_the_false_passes_missed():
 
 
 def test_qkv_has_a_case_with_d_v_wider_than_d_k():
-    assert any(c.args[3].shape[1] > c.args[1].shape[1] for c in EXERCISES["check_qkv"].cases())
+    cases = EXERCISES_BY_CHECKER["check_qkv"].cases()
+    assert any(c.args[3].shape[1] > c.args[1].shape[1] for c in cases)
 
 
 def test_a_beam_case_where_the_length_penalty_reverses_the_order():
     """In one case the best hypothesis by log p / lp(len) is not the best by raw log p."""
-    from minitf.check.nb07 import _reference_beam_search
-
     def raw(hypothesis, alpha):
         tokens, score = hypothesis
         return score * ((5 + len(tokens)) / 6) ** alpha
 
-    reversed_ = []
-    for case in EXERCISES["check_beam_search"].cases():
-        n_best, alpha = _reference_beam_search(*case.args), case.args[3]
+    exercise, reversed_ = EXERCISES_BY_CHECKER["check_beam_search"], []
+    for case in exercise.cases():
+        n_best, alpha = exercise.reference(*case.args), case.args[3]
         by_raw = sorted(n_best, key=lambda h: -raw(h, alpha))
         reversed_.append(by_raw[0][0] != n_best[0][0])
     assert any(reversed_)

@@ -1,5 +1,6 @@
 """The two checkers notebook 07 adds, beyond the four tests every checker gets: the beam
-search reference is minitf's own beam_search, the n-best comparison is fair to ties, and the
+search reference (the checker's readable `_beam`) equals minitf's vectorised beam_search, on
+real models and on made-up step functions, the n-best comparison is fair to ties, and the
 KV-cache checker agrees with minitf's cached attention."""
 
 import numpy as np
@@ -11,10 +12,10 @@ from minitf.attention import log_softmax, padding_mask, softmax
 from minitf.check import check_beam_search, check_kv_cache
 from minitf.check.nb07 import (
     StepFunction,
+    _beam,
     _beam_cases,
     _compare_n_best,
     _recomputed_steps,
-    _reference_beam_search,
 )
 from minitf.generate import beam_search
 from minitf.model import Transformer
@@ -42,13 +43,49 @@ def test_the_reference_is_minitfs_beam_search_on_a_real_model(seed, beam_size, a
                             return_all=True)
     expected = [(ids.tolist(), float(score)) for ids, score in n_best[0]]
     step = model_step(model, src)
-    assert _compare_n_best(_reference_beam_search(step, beam_size, 6, alpha), expected) is None
+    assert _compare_n_best(_beam(step, beam_size, 6, alpha), expected) is None
     learner = SOLUTIONS["check_beam_search"](step, beam_size, 6, alpha)
     assert _compare_n_best(learner, expected) is None
 
 
+class StepTransformer(Transformer):
+    """A Transformer whose next-token log-probabilities come from a step function, so that
+    minitf's beam_search can search over it (without a cache): the decoder's last position
+    gives step(prefix) for every row. Only this test needs such a model."""
+
+    def __init__(self, step, vocab_size, max_len):
+        super().__init__(vocab_size, vocab_size, d_model=2, num_heads=1, num_layers=1, d_ff=2,
+                         max_len=max_len, dtype=np.float64, rng=0)
+        self.step = step
+
+    def encode(self, src):
+        return np.zeros((len(src), src.shape[1], 2))
+
+    def decode(self, tgt_in, memory, memory_mask=None, *, cache=None, start=0):
+        assert cache is None and start == 0
+        logits = np.zeros(tgt_in.shape + (self.config.tgt_vocab_size,))  # (N, t+1, V)
+        logits[:, -1] = np.stack([self.step(row) for row in tgt_in])
+        return logits
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_beam_search_equals_the_readable_beam_on_random_step_functions(seed):
+    rng = np.random.default_rng(seed)
+    V = int(rng.integers(5, 10))
+    step = StepFunction(V, seed, eos_growth=float(rng.uniform(-1, 1.5)),
+                        twins=(3, 4) if seed % 3 == 0 else None)
+    beam_size, max_len = int(rng.integers(1, 5)), int(rng.integers(1, 7))
+    alpha = float(rng.choice([0.0, 0.6, 1.0]))
+    model = StepTransformer(step, V, max_len)
+    _, n_best = beam_search(model, np.array([[tasks.EOS_ID]]), beam_size=beam_size,
+                            max_len=max_len, length_penalty=alpha, use_cache=False,
+                            return_all=True)
+    vectorised = [(ids.tolist(), float(score)) for ids, score in n_best[0]]
+    assert _compare_n_best(vectorised, _beam(step, beam_size, max_len, alpha)) is None
+
+
 def test_the_cases_cover_ties_early_eos_and_a_full_beam_at_max_len():
-    n_bests = [(_reference_beam_search(*c.args), c.args) for c in _beam_cases()]
+    n_bests = [(_beam(*c.args), c.args) for c in _beam_cases()]
     early = [n for n, args in n_bests if [tasks.EOS_ID] in [h[0] for h in n]]
     tied = [n for n, _ in n_bests if any(a[1] == b[1] for a, b in zip(n, n[1:]))]
     full = [n for n, args in n_bests if all(h[0][-1] != tasks.EOS_ID for h in n)]
@@ -58,7 +95,7 @@ def test_the_cases_cover_ties_early_eos_and_a_full_beam_at_max_len():
 
 def test_tied_hypotheses_may_come_in_either_order():
     tie_case = _beam_cases()[2]
-    n_best = _reference_beam_search(*tie_case.args)
+    n_best = _beam(*tie_case.args)
     assert n_best[0][1] == n_best[1][1] and n_best[0][0] != n_best[1][0]
     assert _compare_n_best(n_best[::-1], n_best) is None
     assert _compare_n_best([n_best[0], n_best[0]], n_best) == (

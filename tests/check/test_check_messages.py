@@ -11,12 +11,12 @@ from check_solutions import SOLUTIONS
 from test_check_exercises import HOSTILE, naive_softmax
 
 import minitf.check
-from minitf.check import EXERCISES, check_function, check_softmax, nb10, use_language
+from minitf.check import EXERCISES_BY_CHECKER, check_function, check_softmax, nb10, use_language
 from minitf.check.core import NOT_WRITTEN
 from minitf.check.messages import MESSAGES, current_language
 
 HAN = re.compile("[\u4e00-\u9fff]")
-ALL_EXERCISES = list(EXERCISES.values()) + list(nb10.EXERCISES)
+ALL_EXERCISES = list(EXERCISES_BY_CHECKER.values()) + list(nb10.EXERCISES)
 
 
 @pytest.fixture(autouse=True)
@@ -86,7 +86,7 @@ def test_the_language_is_chosen_by_one_call_english_by_default():
 def test_a_wrong_answer_gets_the_chinese_hint_in_chinese():
     use_language("zh")
     result = check_softmax(naive_softmax)
-    hint = next(m.hint for m in EXERCISES["check_softmax"].mistakes
+    hint = next(m.hint for m in EXERCISES_BY_CHECKER["check_softmax"].mistakes
                 if m.hint["en"].startswith("exp(1000) overflows"))
     assert result.hints == [hint["zh"]], str(result)
     lines = str(result).splitlines()
@@ -117,7 +117,7 @@ def reports(name):
     """What checker `name` says to its solution, to each known mistake, to a stub and to
     hostile answers."""
     check = getattr(minitf.check, name)
-    answers = [SOLUTIONS[name]] + [m.fn for m in EXERCISES[name].mistakes] + [
+    answers = [SOLUTIONS[name]] + [m.fn for m in EXERCISES_BY_CHECKER[name].mistakes] + [
         HOSTILE[kind] for kind in ("None", "a string", "a wrong shape", "raises ValueError",
                                    "NaN everywhere", "wrong arity", "the inputs back")]
 
@@ -127,7 +127,7 @@ def reports(name):
     return [str(check(answer)) for answer in answers + [stub, 42]]
 
 
-@pytest.mark.parametrize("name", sorted(EXERCISES))
+@pytest.mark.parametrize("name", sorted(EXERCISES_BY_CHECKER))
 def test_every_line_a_checker_says_is_chinese_in_chinese_and_english_in_english(name):
     use_language("zh")
     for text in reports(name):

@@ -8,7 +8,7 @@ from minitf.tasks import referent
 
 
 def test_the_rule_reference_agrees_with_the_labels():
-    for e in referent.sample(0, 200) + referent.sample(1, 200, held_out=True):
+    for e in referent.sentences(0, 200) + referent.sentences(1, 200, held_out=True):
         assert REFERENT_RULE.reference(list(e.words)) == e.referent
 
 

@@ -5,13 +5,12 @@ nothing is raised.
 Needs torch: tests/conftest.py leaves this file out when torch is not installed.
 """
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from check_solutions import notebook_solutions
 
 from minitf.check.core import NOT_WRITTEN
 from minitf.check.messages import pick
@@ -23,24 +22,8 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_to_pytorch.ip
 CHECKERS = {"check_split_in_proj": check_split_in_proj, "check_torch_masks": check_torch_masks}
 
 
-def notebook_solutions():
-    """checker name -> the function defined by the notebook's folded solution."""
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    found = {}
-    for cell in cells:
-        source = "".join(cell["source"])
-        for code in re.findall(r"<details>.*?```python\n(.*?)```", source, re.S):
-            namespace = {"np": np}
-            exec(code, namespace)  # noqa: S102 - the repository's own notebook
-            name = re.search(r"^def (\w+)\(", code, re.M).group(1)
-            checker = {"split_in_proj_mine": "check_split_in_proj",
-                       "torch_masks_mine": "check_torch_masks"}[name]
-            found[checker] = namespace[name]
-    return found
-
-
 def test_the_notebook_calls_these_checkers_and_its_solutions_pass():
-    solutions = notebook_solutions()
+    solutions = notebook_solutions(set(CHECKERS), [NOTEBOOK])
     assert set(solutions) == set(CHECKERS) == {e.checker for e in EXERCISES}
     for name, fn in solutions.items():
         assert CHECKERS[name](fn), name

@@ -1,31 +1,29 @@
-"""Hygiene of the stored course notebooks: named NN_topic, executed top to bottom in one fresh
-kernel, no errors or stderr, nothing machine-specific in the outputs, slide metadata on every
-cell, speaker notes on the sub-slide they talk about, and 2-6 exercises whose checkers show
-"not written yet".
+"""Hygiene of the stored course notebooks: named NN_topic and numbered without gaps, each in
+both READMEs' course maps, executed top to bottom in one fresh kernel, no errors or stderr,
+nothing machine-specific in the outputs, at least five slides and some speaker notes, and 2-6
+exercises whose checkers show "not written yet". What each cell is comes from its roles,
+read through tools/course_format.py (tests/notebooks/test_format.py checks the format itself).
 
 These tests only read the .ipynb files; nbval (`make test`) is what re-executes them.
 """
 
 import getpass
 import re
-import sys
 from pathlib import Path
 
+import course_format as fmt
 import nbformat
 import pytest
+from slide_metadata import RISE_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools" / "slides"))
-from slide_metadata import RISE_SETTINGS, slide_numbers  # noqa: E402
 
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 NAME = re.compile(r"\d\d_[a-z0-9]+(_[a-z0-9]+)*\.ipynb")
-SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 MIN_SLIDES = 5
-EXERCISES = range(2, 7)  # 2 to 6 checker calls (07 has six: one for each idea it builds)
-CHECKER_CALL = re.compile(r"\bcheck_(?!module\b|function\b)\w+\s*\(")
+EXERCISES = range(2, 7)  # 2 to 6 exercises (07 has six: one for each idea it builds)
 IMPORTS_MINITF = re.compile(r"^\s*(import minitf|from minitf[\s.])", re.MULTILINE)
 PATHS = ("/home/", "/root/", "/work/", "/tmp/", "C:\\")
 MEMORY_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{4,}")
@@ -147,24 +145,12 @@ def test_imports_minitf(path):
 
 
 @parametrize
-def test_slide_metadata(path):
-    nb = load(path)
-    problems, types = [], []
-    for i, cell in enumerate(nb.cells):
-        slide_type = cell.metadata.get("slideshow", {}).get("slide_type")
-        types.append(slide_type)
-        if slide_type not in SLIDE_TYPES:
-            problems.append(f"{where(path, i)}: metadata.slideshow.slide_type is "
-                            f"{slide_type!r}, expected one of {sorted(SLIDE_TYPES)}")
-        elif slide_type == "notes" and not cell.source.startswith("**Speaker notes.**"):
-            problems.append(f"{where(path, i)}: a notes cell should begin with "
-                            "'**Speaker notes.**'")
-    if types.count("slide") < MIN_SLIDES:
-        problems.append(f"{path.name}: {types.count('slide')} cells of type 'slide', "
-                        f"expected at least {MIN_SLIDES}")
-    if "notes" not in types:
-        problems.append(f"{path.name}: no speaker-notes cell (slide_type 'notes')")
-    report(problems)
+def test_slides_and_speaker_notes(path):
+    cells = fmt.load(path)["cells"]
+    slides = sum(fmt.slide_type(c) == "slide" for c in cells)
+    assert slides >= MIN_SLIDES, (
+        f"{path.name}: {slides} cells of slide type 'slide', expected at least {MIN_SLIDES}")
+    assert any(fmt.is_notes(c) for c in cells), f"{path.name}: no speaker notes (role notes)"
 
 
 # Markdown renders `<pad>` outside a code span as an HTML tag, and the tag is dropped: "the
@@ -184,91 +170,28 @@ def test_special_tokens_in_markdown_are_in_code_spans(path):
     report(problems)
 
 
-def sub_slides(nb):
-    """[("h.v", [(index, cell), ...])] in deck order, numbered as the exported deck stacks
-    them (slide_metadata.py --list): a notes cell belongs to the (sub-)slide it follows."""
-    groups = []
-    for i, (cell, (h, v)) in enumerate(zip(nb.cells, slide_numbers(nb.cells))):
-        if not groups or groups[-1][0] != f"{h}.{v}":
-            groups.append((f"{h}.{v}", []))
-        groups[-1][1].append((i, cell))
-    return groups
-
-
-# A note that sends the presenter to a question's folded answer ("… in the lesson, folded",
-# "before unfolding it", "Take the two predictions …").
-ABOUT_A_FOLDED_QUESTION = re.compile(
-    r"\bfold|\bunfold|\bTake\b[^.]*\b(prediction|question)s?\b", re.IGNORECASE)
-FOLDED_ANSWER = re.compile(r"<details>\s*<summary>(?!Solution)")  # an answer, not a solution
-NAMED_EXERCISE = re.compile(r"\b[Ee]xercises? (\d+)(?: and (\d+))?")
-EXERCISE_HEADING = re.compile(r"^#+\s*(?:Optional\s*—\s*)?Exercise (\d+)\b", re.MULTILINE)
-PARENTHESES = re.compile(r"\([^()]*\)")
-
-
-@parametrize
-def test_speaker_notes_sit_on_the_sub_slide_they_are_about(path):
-    """reveal.js shows a notes cell only on the (sub-)slide it follows, so a note that talks
-    about a question or an exercise must follow that question's or exercise's sub-slide, not
-    wait at the end of its section. The notebook's opening slide is left out: its notes
-    introduce the whole notebook and may name the first question ahead."""
-    problems = []
-    for label, cells in sub_slides(load(path))[1:]:
-        markdown = [c.source for _, c in cells if c.cell_type == "markdown"]
-        answers = any(FOLDED_ANSWER.search(text) for text in markdown)
-        exercises = {n for text in markdown for n in EXERCISE_HEADING.findall(text)}
-        for i, cell in cells:
-            if cell.metadata.get("slideshow", {}).get("slide_type") != "notes":
-                continue
-            words = " ".join(cell.source.split())
-            if ABOUT_A_FOLDED_QUESTION.search(words) and not answers:
-                problems.append(f"{where(path, i)} (sub-slide {label}): the note talks about a "
-                                "question's folded answer, but this sub-slide has none; move it "
-                                "to the sub-slide of that question")
-            named = {n for m in NAMED_EXERCISE.finditer(PARENTHESES.sub("", words))
-                     for n in m.groups() if n}
-            if named and not named & exercises:
-                problems.append(f"{where(path, i)} (sub-slide {label}): the note is about "
-                                f"exercise {' and '.join(sorted(named))}, which is not on this "
-                                "sub-slide; move it to that exercise's sub-slide")
-    report(problems)
-
-
-@parametrize
-def test_speaker_notes_are_folded_for_a_learner(path):
-    """A learner reading in JupyterLab sees a notes cell as one folded bar (its standard
-    `jupyter.source_hidden`); the decks still show the notes in the speaker view."""
-    nb = load(path)
-    notes = [i for i, cell in enumerate(nb.cells)
-             if cell.metadata.get("slideshow", {}).get("slide_type") == "notes"]
-    assert notes, f"{path.name}: no speaker notes"
-    unfolded = [i for i in notes
-                if not nb.cells[i].metadata.get("jupyter", {}).get("source_hidden")]
-    assert not unfolded, f"{path.name}: notes cells {unfolded} are not folded"
-    folded_others = [i for i, cell in enumerate(nb.cells) if i not in notes
-                     and cell.metadata.get("jupyter", {}).get("source_hidden")]
-    assert not folded_others, f"{path.name}: cells {folded_others} are folded but not notes"
-
-
 @parametrize
 def test_exercises(path):
-    calls = [(i, c) for i, c in code_cells(load(path)) if CHECKER_CALL.search(c.source)]
+    nb = fmt.load(path)
+    found = fmt.exercises(nb)
     problems = []
-    if len(calls) not in EXERCISES:
-        found = ", ".join(str(i) for i, _ in calls) or "none"
-        problems.append(f"{path.name}: {len(calls)} cells call a checker (cells {found}), "
-                        f"expected {EXERCISES.start} to {EXERCISES.stop - 1} exercises")
-    problems += [f"{where(path, i)}: the stored checker output should say 'not written yet' "
-                 "(keep the stub unsolved when executing the notebook)"
-                 for i, c in calls if "not written yet" not in output_text(c)]
+    if len(found) not in EXERCISES:
+        problems.append(f"{path.name}: {len(found)} exercises (role exercise), expected "
+                        f"{EXERCISES.start} to {EXERCISES.stop - 1}")
+    problems += [f"{where(path, e.checker)}: the stored checker output should say 'not written "
+                 "yet' (keep the stub unsolved when executing the notebook)"
+                 for e in found if e.checker is not None
+                 and "not written yet" not in output_text(load(path).cells[e.checker])]
     report(problems)
 
 
-def test_the_whole_course_is_there():
-    expected = ["00_overview", "01_single_query_attention", "02_matrix_attention",
-                "03_multi_head_attention", "04_positional_encoding", "05_encoder",
-                "06_masked_decoder", "07_generation", "08_training",
-                "09_what_it_refers_to", "10_to_pytorch"]
-    assert [path.stem for path in NOTEBOOKS] == expected
+def test_the_course_is_numbered_without_gaps_and_mapped_in_both_readmes():
+    numbers = [int(path.name[:2]) for path in NOTEBOOKS]
+    assert numbers == list(range(len(NOTEBOOKS))), f"notebooks numbered {numbers}"
+    for readme, folder in (("README.md", "notebooks"), ("README.zh.md", "notebooks/zh")):
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        missing = [p.name for p in NOTEBOOKS if f"]({folder}/{p.name})" not in text]
+        assert not missing, f"{readme}: the course map has no link to {missing}"
 
 
 def test_every_notebook_has_the_live_slide_settings():

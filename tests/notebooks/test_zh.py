@@ -7,15 +7,14 @@ differs from what tools/build_zh.py builds. See tools/build_zh.py and CONTRIBUTI
 """
 
 import re
-import sys
 from pathlib import Path
 
+import build_zh
+import course_format as fmt
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import build_zh  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -39,7 +38,7 @@ def structure(text):
         "code blocks": FENCE.findall(text),
         "display formulas": DISPLAY_MATH.findall(FENCE.sub("", text)),
         "folds": text.count("<details>"),
-        "speaker notes": text.startswith("**Speaker notes.**"),
+        "speaker notes": text.startswith(fmt.NOTES_LABEL["en"]),
     }
 
 
@@ -67,7 +66,7 @@ def test_chinese_is_chinese_and_keeps_the_cell_structure(nb_path):
             bad.append(f"cell {index}: no Chinese in its translation")
         want, got = structure(cell.source), structure(zh)
         if want["speaker notes"]:
-            want["speaker notes"] = got["speaker notes"] = zh.startswith("**讲者备注：**")
+            want["speaker notes"] = got["speaker notes"] = zh.startswith(fmt.NOTES_LABEL["zh"])
         for key in want:
             if want[key] != got[key]:
                 bad.append(f"cell {index}: {key} differ: English {want[key]!r}, "
@@ -91,7 +90,11 @@ def test_code_and_outputs_exist_once(nb_path):
     en, zh = (nbformat.read(p, as_version=4) for p in (nb_path, zh_path))
     assert [c.id for c in en.cells] == [c.id for c in zh.cells]
     for a, b in zip(en.cells, zh.cells):
-        assert a.cell_type == b.cell_type and a.metadata == b.metadata
+        assert a.cell_type == b.cell_type
+        if fmt.slide_title(a):  # a slide title is translated
+            assert fmt.slide_title(b) and fmt.slide_title(b) != fmt.slide_title(a), a.id
+            b.metadata["minitf"]["title"] = fmt.slide_title(a)
+        assert a.metadata == b.metadata
         if a.cell_type == "code":
             assert (a.source, a.outputs) == (b.source, b.outputs), f"cell {a.id} differs"
 

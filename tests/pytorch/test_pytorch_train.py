@@ -4,6 +4,7 @@ schedule with torch doing the arithmetic, in one process or several (torch.distr
 Needs torch: tests/conftest.py leaves this file out when torch is not installed.
 """
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -18,6 +19,9 @@ from minitf.pytorch.engine import train_with_torch
 from minitf.translator import load_translator, translate
 
 STEPS = 3
+# What the command line passes: the translator's training, shape and batch mix.
+TRANSLATOR = dict(config=training.TRANSLATOR_TRAINING, model_config=training.TRANSLATOR_CONFIG,
+                  by_shape=training.BY_SHAPE)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +45,8 @@ def numpy_history(numpy_run):
 
 def test_one_torch_process_takes_the_numpy_engines_steps(numbers, numpy_run):
     """Same batches, loss, clipping, Adam and warm-up: the same losses step by step."""
-    model, history = train_with_torch(nproc=1, steps=STEPS, seed=0, numbers=numbers,
-                                      log_every=1, eval_size=20, verbose=False)
+    model, history = train_with_torch(**TRANSLATOR, nproc=1, steps=STEPS, seed=0,
+                                      numbers=numbers, log_every=1, eval_size=20, verbose=False)
     numpy_model, numpy_history = numpy_run
     assert history["step"] == numpy_history["step"] == [1, 2, 3]
     np.testing.assert_allclose(history["lr"], numpy_history["lr"], rtol=1e-12)
@@ -63,13 +67,27 @@ def test_one_torch_process_takes_the_numpy_engines_steps(numbers, numpy_run):
 
 def test_bad_settings_are_refused(numbers):
     with pytest.raises(TypeError, match="stepz"):
-        train_with_torch(nproc=1, stepz=3)
+        train_with_torch(**TRANSLATOR, numbers=numbers, nproc=1, stepz=3)
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
-        train_with_torch(nproc=1, device="tpu")
+        train_with_torch(**TRANSLATOR, numbers=numbers, nproc=1, device="tpu")
     with pytest.raises(ValueError, match="leaves some of the 4 processes without rows"):
-        train_with_torch(nproc=4, batch_size=2)
+        train_with_torch(**TRANSLATOR, numbers=numbers, nproc=4, batch_size=2)
     with pytest.raises(ValueError, match="nproc must be an int >= 1"):
-        train_with_torch(nproc=0)
+        train_with_torch(**TRANSLATOR, numbers=numbers, nproc=0)
+
+
+def test_the_engine_takes_what_to_train_from_its_caller(numbers):
+    """No default is the translator's: the engine does not know the app (no cycle)."""
+    for missing in ("config", "model_config", "by_shape"):
+        with pytest.raises(TypeError, match=missing):
+            train_with_torch(**{k: v for k, v in TRANSLATOR.items() if k != missing},
+                             numbers=numbers, nproc=1, steps=1)
+    with pytest.raises(TypeError, match="numbers"):
+        train_with_torch(**TRANSLATOR, nproc=1, steps=1)
+    wrong = dataclasses.replace(training.TRANSLATOR_CONFIG, src_vocab_size=40)
+    with pytest.raises(ValueError, match=r"model_config has vocabulary sizes \(40, 17\), not the "
+                                         r"number task's \(34, 17\)"):
+        train_with_torch(**{**TRANSLATOR, "model_config": wrong}, numbers=numbers, nproc=1)
 
 
 @pytest.mark.parametrize(("options", "error", "match"), [
@@ -85,10 +103,11 @@ def test_bad_settings_are_refused(numbers):
     (dict(verbose="yes"), TypeError, "verbose must be True or False"),
     (dict(seed=-1), ValueError, "seed must be an int >= 0"),
     (dict(threads=0), ValueError, "threads must be an int >= 1"),
+    (dict(by_shape=1.5), ValueError, "by_shape"),
 ])
 def test_every_argument_is_checked_before_any_process_starts(options, error, match):
     with pytest.raises(error, match=match):
-        train_with_torch(nproc=1, steps=1, **options)
+        train_with_torch(**{**TRANSLATOR, "numbers": None, **options}, nproc=1, steps=1)
 
 
 @pytest.mark.slow

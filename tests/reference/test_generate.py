@@ -52,12 +52,14 @@ def check_conventions(out, max_len, eos_id=EOS):
     return stopped
 
 
-def set_mixed_eos_bias(model, src, max_len):
-    """Bisects the <eos> bias until some rows of greedy decoding stop early and others not."""
+def set_mixed_eos_bias(model, src, max_len, decode=None):
+    """Bisects the <eos> bias until some rows of greedy decoding stop early and others not.
+    decode(model, src, max_len) -> ids; greedy_decode by default."""
+    decode = decode or (lambda model, src, max_len: greedy_decode(model, src, max_len=max_len))
     low, high = -10.0, 10.0  # no row stops / every row stops
     for _ in range(30):
         model.generator.b[EOS] = (low + high) / 2
-        stopped = check_conventions(greedy_decode(model, src, max_len=max_len), max_len)
+        stopped = check_conventions(decode(model, src, max_len), max_len)
         if stopped.any() and not stopped.all():
             return stopped
         low, high = (low, (low + high) / 2) if stopped.all() else ((low + high) / 2, high)

@@ -5,7 +5,7 @@ import minitf.layers
 from minitf.attention import padding_mask, scaled_dot_product_attention
 from minitf.decoder import DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
-from minitf.layers import Embedding, FeedForward, LayerNorm, Linear, _matmul_rows
+from minitf.layers import Embedding, FeedForward, LayerNorm, Linear, matmul_rows
 from minitf.model import Transformer
 from minitf.multihead import MultiHeadAttention
 from minitf.positional import (
@@ -221,8 +221,8 @@ def test_matmul_rows_is_the_row_vector_product():
     W = rng.standard_normal((6, 5))
     for shape in [(6,), (3, 6), (2, 3, 6), (2, 1, 4, 6), (0, 6)]:
         x = rng.standard_normal(shape)
-        np.testing.assert_allclose(_matmul_rows(x, W), x @ W, rtol=1e-12, atol=1e-12)
-        assert _matmul_rows(x, W).shape == shape[:-1] + (5,)
+        np.testing.assert_allclose(matmul_rows(x, W), x @ W, rtol=1e-12, atol=1e-12)
+        assert matmul_rows(x, W).shape == shape[:-1] + (5,)
 
 
 def test_embedding_backward_is_the_same_both_ways(monkeypatch):

@@ -16,7 +16,7 @@ from minitf.attention import (
 from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.generate import beam_search, greedy_decode, sample, top_p_mask
-from minitf.gradcheck import check_module, numerical_gradient
+from minitf.gradcheck import gradient_check, numerical_gradient
 from minitf.layers import Dropout, Embedding, FeedForward, LayerNorm, Linear
 from minitf.model import Transformer, TransformerConfig
 from minitf.multihead import MultiHeadAttention
@@ -65,7 +65,7 @@ def test_cross_entropy_refuses_a_scored_row_whose_target_has_probability_zero():
         cross_entropy(np.array([[0.0, 1.0], [0.0, -np.inf]]), np.array([1, 1]))
 
 
-# N5: numerical_gradient on views, integer arrays and bad indices; check_module(None)
+# N5: numerical_gradient on views, integer arrays and bad indices; gradient_check(None)
 
 
 def test_numerical_gradient_of_a_transposed_view_is_right():
@@ -94,9 +94,37 @@ def test_numerical_gradient_refuses_integers_read_only_arrays_and_bad_indices():
         numerical_gradient(lambda: 0.0, [1.0, 2.0])
 
 
+# P9: float16 and an f that raises
+
+
+def test_numerical_gradient_refuses_float16_rather_than_returning_zeros():
+    x = np.array([1.0, 2.0, 3.0], np.float16)  # 1 ± 1e-5 rounds back to 1 in float16
+    with pytest.raises(ValueError, match="x must be float32 or float64.*got dtype float16"):
+        numerical_gradient(lambda: float(np.sum(x.astype(np.float64) ** 2)), x)
+    x32 = x.astype(np.float32)  # float32 still works (roughly: float64 is for checks)
+    g = numerical_gradient(lambda: float(np.sum(x32.astype(np.float64) ** 2)), x32, eps=1e-3)
+    np.testing.assert_allclose(g, [2, 4, 6], rtol=1e-3)
+
+
+@pytest.mark.parametrize("fails_on", [1, 2])  # the + nudge or the − nudge
+def test_numerical_gradient_restores_x_when_f_raises(fails_on):
+    x = np.array([1.0, 2.0, 3.0])
+    calls = []
+
+    def f():
+        calls.append(1)
+        if len(calls) == fails_on:
+            raise KeyboardInterrupt  # Ctrl-C in a long check
+        return float(x.sum())
+
+    with pytest.raises(KeyboardInterrupt):
+        numerical_gradient(f, x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
 def test_check_module_refuses_what_is_not_a_module():
     with pytest.raises(TypeError, match="module must be a Module, got None"):
-        check_module(None, [np.ones((2, 3))])
+        gradient_check(None, [np.ones((2, 3))])
 
 
 # N7: softmax of a scalar
@@ -297,7 +325,7 @@ def test_layer_norm_still_refuses_nan():
 
 @pytest.mark.parametrize("build, named", [
     (lambda: causal_mask(10**12), "n=1000000000000"),
-    (lambda: Embedding(10**12, 4), "vocab_size=1000000000000, d_model=4 would need 29.1 TiB"),
+    (lambda: Embedding(10**12, 4), "vocab_size=1000000000000, d_model=4 would need 58.2 TiB"),
     (lambda: Linear(10**12, 10**12), "d_in=1000000000000, d_out=1000000000000"),
     (lambda: LayerNorm(10**12), "d_model=1000000000000 would need 14.6 TiB"),
     (lambda: FeedForward(8, 10**12), "d_model=8, d_ff=1000000000000"),

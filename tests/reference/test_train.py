@@ -177,7 +177,7 @@ class Counting:
     def __init__(self):
         self.batches = 0
 
-    def sample(self, rng, batch_size):
+    def batch(self, rng, batch_size):
         self.batches += 1
         src = rng.integers(4, 10, size=(batch_size, 3))
         tgt_in = np.concatenate([np.ones((batch_size, 1), np.int64), src[:, :-1]], axis=1)
@@ -195,7 +195,7 @@ def test_the_loop_trains_any_task_and_reports_to_the_caller():
     assert reports == [{key: history[key][i] for key in history} for i in range(3)]
     assert history["accuracy"] == [None] * 3  # the task has no evaluate
     assert history["loss"][-1] < 0.2 * history["loss"][0]  # it learns the answer
-    with pytest.raises(TypeError, match="sample"):
+    with pytest.raises(TypeError, match=r"batch\(rng, batch_size\)"):
         train(model, object())
 
 
@@ -275,7 +275,7 @@ def test_number_shapes():
 
 def drawn_numbers(numbers, by_shape, size=20_000):
     task = NumberTask(numbers, [1], by_shape=by_shape)
-    (src, _), _ = task.sample(np.random.default_rng(0), size)
+    (src, _), _ = task.batch(np.random.default_rng(0), size)
     return np.array([tasks.parse_english(tasks.decode_source(row)) for row in src])
 
 

@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from minitf.gradcheck import check_module
+from minitf.gradcheck import gradient_check
 from minitf.tasks import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from minitf.tasks import referent as R
 
@@ -50,7 +50,7 @@ def test_sentence_refuses_unknown_words(kwargs, word):
 def test_vocab_starts_with_the_special_tokens_and_has_every_word():
     assert [R.VOCAB.id(t) for t in ("<pad>", "<bos>", "<eos>", "<unk>")] == [
         PAD_ID, BOS_ID, EOS_ID, UNK_ID]
-    words = {w for e in R.sample(0, 300) + R.sample(1, 300, held_out=True) for w in e.words}
+    words = {w for e in R.sentences(0, 300) + R.sentences(1, 300, held_out=True) for w in e.words}
     assert words <= set(R.VOCAB.tokens)
     assert NOUNS | set(R.LIVING_ADJECTIVES) | set(R.PLACE_ADJECTIVES) <= words
 
@@ -85,17 +85,17 @@ def test_pairs_split_every_fitting_pair_in_two():
 
 
 def test_sample_is_deterministic_and_keeps_to_its_pairs():
-    assert R.sample(3, 50) == R.sample(np.random.default_rng(3), 50)
-    assert R.sample(3, 50) != R.sample(4, 50)
+    assert R.sentences(3, 50) == R.sentences(np.random.default_rng(3), 50)
+    assert R.sentences(3, 50) != R.sentences(4, 50)
     for held_out in (False, True):
         allowed = set(R.pairs(held_out))
-        for e in R.sample(5, 400, held_out=held_out):
+        for e in R.sentences(5, 400, held_out=held_out):
             assert (e.words[e.referent], e.words[-1]) in allowed
             assert e.words[e.it] == "it" and e.words.count("it") == 1
 
 
 def test_position_is_no_shortcut():
-    examples = R.sample(6, 2000)
+    examples = R.sentences(6, 2000)
     for adjectives in (R.LIVING_ADJECTIVES, R.PLACE_ADJECTIVES):
         positions = {e.referent for e in examples if e.words[-1] in adjectives}
         assert len(positions) >= 4, positions  # both orders, three openings
@@ -143,7 +143,7 @@ def test_pointer_head_gradients_with_a_mask():
     mask = np.ones((3, 5), dtype=bool)
     mask[1, 0] = mask[2, 3:] = False
     # masked logits are -inf: leave them out of the checked sum
-    errors = check_module(head, [h], forward=lambda x: np.where(mask, head(x, it, mask), 0))
+    errors = gradient_check(head, [h], forward=lambda x: np.where(mask, head(x, it, mask), 0))
     assert set(errors) == {"input0", "W_q", "W_k"}
     assert all(err < TOL for err in errors.values()), errors
 
@@ -182,9 +182,9 @@ def test_pointer_backward_before_forward():
 def test_whole_model_gradients(norm_first):
     model = R.ReferentModel(d_model=8, num_heads=2, num_layers=2, d_ff=12,
                             norm_first=norm_first, dtype=np.float64, rng=6)
-    tokens, it, _ = R.make_batch(R.sample(7, 3))
+    tokens, it, _ = R.make_batch(R.sentences(7, 3))
     not_pad = tokens != PAD_ID
-    errors = check_module(model, [], forward=lambda: np.where(not_pad, model(tokens, it), 0),
+    errors = gradient_check(model, [], forward=lambda: np.where(not_pad, model(tokens, it), 0),
                           max_entries=8)
     assert len(errors) == len(model.state_dict())
     assert all(err < TOL for err in errors.values()), errors
@@ -210,7 +210,7 @@ def test_training_learns_the_task():
     losses = R.train_referent(model, steps=120, seed=0, log_every=60, stream=log)
     assert losses.shape == (120,)
     assert losses[:10].mean() > 1.0 and losses[-10:].mean() < 0.1
-    assert R.accuracy(model, R.sample(1, 300, held_out=True)) > 0.9
+    assert R.accuracy(model, R.sentences(1, 300, held_out=True)) > 0.9
     assert log.getvalue().count("\n") == 2 and "step  120" in log.getvalue()
 
 

@@ -13,15 +13,13 @@ error, or on a request that leaves the machine. Needs the
 it out without them (CI sets MINITF_REQUIRE_SLIDES=1).
 """
 
-import sys
 from pathlib import Path
 
+import inspect_decks
 import pytest
 from test_rise_browser import NOTEBOOK, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools" / "slides"))
-import inspect_decks  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -31,14 +31,17 @@ pytestmark = pytest.mark.slow
 NOTE_MARKER = "speakernotemarker"
 SKIP_MARKER = "skippedcellmarker"
 SOLUTION_MARKER = "solutioncodemarker"
+NOTEBOOK_ONLY_MARKER = "notebookonlymarker"
 # A 1x1 PNG, as a plot's output and as an image file next to the fixture notebook.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
 
 
-def _cell(cell, slide_type):
+def _cell(cell, slide_type, *roles):
     cell.metadata["slideshow"] = {"slide_type": slide_type}
+    if roles:
+        cell.metadata["tags"] = list(roles)
     return cell
 
 
@@ -57,11 +60,15 @@ def _fixture_notebook(folder):
         _cell(printed, "subslide"),
         _cell(new_markdown_cell("A fragment."), "fragment"),
         _cell(new_markdown_cell("Same slide, no new section."), "-"),
+        _cell(new_markdown_cell(f"For a learner only: {NOTEBOOK_ONLY_MARKER}."), "-",
+              "notebook-only"),
+        _cell(new_markdown_cell("Guess: what comes next?"), "subslide", "prediction"),
+        _cell(new_markdown_cell("This, one step later."), "-", "answer"),
         _cell(plot, "slide"),
         _cell(new_markdown_cell("![a figure](figure.png)"), "slide"),
         _cell(new_markdown_cell(
-            "### Exercise\n\n<details><summary>Solution</summary>\n\n```python\n"
-            f"def {SOLUTION_MARKER}():\n    return 1\n```\n\n</details>"), "slide"),
+            "### A task\n\n<details><summary>Solution</summary>\n\n```python\n"
+            f"def {SOLUTION_MARKER}():\n    return 1\n```\n\n</details>"), "slide", "solution"),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
@@ -214,7 +221,10 @@ def test_notebook_deck_leaves_out_skip_cells_and_keeps_plots(decks, nb_path):
 
 def test_fixture_deck_follows_the_slide_types(decks):
     text = _read(decks, "99_fixture")
-    assert SKIP_MARKER not in text
+    assert SKIP_MARKER not in text and NOTEBOOK_ONLY_MARKER not in text
+    answer = re.search(r'<div class="fragment"[^>]*>(?:(?!</section>).)*This, one step later',
+                       text, flags=re.S)
+    assert answer, "the answer to a prediction is not a fragment"
     notes = re.findall(r'<aside class="notes">(.*?)</aside>', text, flags=re.S)
     assert any(NOTE_MARKER in note for note in notes)
     assert '<div class="fragment"' in text

@@ -141,12 +141,22 @@ def test_save_refuses_vocabularies_of_another_size(tmp_path):
     assert not (tmp_path / "m.npz").exists()
 
 
-def test_a_checkpoint_with_nan_weights_is_refused(tmp_path):
+def test_a_checkpoint_with_nan_weights_is_refused(saved):
+    with np.load(saved) as npz:
+        weight = npz["param/generator.W"].copy()
+    weight[0, 0] = np.nan
+    rewrite(saved, **{"param/generator.W": weight})
+    with pytest.raises(ValueError, match=f"{saved}: weights that are not finite .*generator.W"):
+        load_checkpoint(saved)
+
+
+def test_nan_weights_are_not_saved(tmp_path):
     model = new_model(0, **TINY)
     model.generator.W[0, 0] = np.nan
-    path = save_checkpoint(tmp_path / "nan.npz", model)
-    with pytest.raises(ValueError, match=f"{path}: weights that are not finite .*generator.W"):
-        load_checkpoint(path)
+    with pytest.raises(ValueError, match=f"{tmp_path / 'nan.npz'}: not saved: weights that are "
+                                         "not finite .*generator.W"):
+        save_checkpoint(tmp_path / "nan.npz", model)
+    assert list(tmp_path.iterdir()) == []
 
 
 # 7 — ids are integers

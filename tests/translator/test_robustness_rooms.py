@@ -355,7 +355,7 @@ def test_off_the_main_thread_there_is_no_limit_and_no_error(monkeypatch):
 def test_referent_sample_refuses_a_huge_n_at_once():
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"^n must be an int in 0\.\.1000000"):
-        referent.sample(0, 10**12)
+        referent.sentences(0, 10**12)
     assert time.perf_counter() - start < 1
 
 

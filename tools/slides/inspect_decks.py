@@ -120,8 +120,23 @@ _LECTURE_JS = r"""
     .map(i => { const r = i.getBoundingClientRect();
                 const k = Math.min(r.width / i.naturalWidth, r.height / i.naturalHeight);
                 return [i.naturalHeight * k, i.naturalWidth * k]; });
+  // what the slide holds besides its title: words of prose under the headings, and blocks
+  copy.querySelectorAll("h1, h2, h3, h4, .minitf-kicker").forEach(el => el.remove());
+  const body = copy.textContent;
+  const bodyWords = (body.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g) || []).length
+    + Math.floor((body.match(/[\u3400-\u9fff]/g) || []).length / 2);
+  const visible = sel => Array.from(slide.querySelectorAll(sel)).filter(e => e.checkVisibility());
+  const blocks = visible("pre, table, details, .jp-OutputArea img, .MathJax_Display, "
+                         + ".MJXc-display").length;
+  // code or output wider than its block: its right end is cut off
+  const cut = visible(".jp-InputArea pre, .jp-OutputArea pre")
+    .filter(p => p.scrollWidth > p.clientWidth + 2).map(p => p.textContent.slice(0, 40));
+  const titles = visible("h1, h2, h3, h4").map(h => h.textContent.replace(/¶\s*$/, "").trim());
+  const notes = Array.from(slide.querySelectorAll("aside.notes"))
+    .filter(a => !a.classList.contains("minitf-section-notes")).length;
   return {heading: heading, words: words, code_px: code.length ? Math.min(...code) : null,
-          figures: figures};
+          figures: figures, body_words: bodyWords, blocks: blocks, cut: cut,
+          title: titles.length ? titles[0] : "", notes: notes};
 }
 """
 
@@ -146,19 +161,21 @@ async () => {
 }
 """
 
-# With fragments on and none shown yet: is an answer visible below a Predict/Think question?
+# With fragments on and none shown yet: how many answers to a prediction asked on this slide
+# (cells with the role `answer` after one with `prediction`, whose classes nbconvert writes as
+# celltag_answer and celltag_prediction) are already visible? None: no question here.
 _PREDICT_JS = r"""
 () => {
   const slide = Reveal.getCurrentSlide();
-  const ask = /^\s*(Predict|Think|Question|先预测|想一想|问题)/;
-  const cells = Array.from(slide.querySelectorAll(".jp-Cell"));
-  const cont = /\(cont\.\)|（续）/;  // a continued heading repeats a question's, it asks nothing
-  const at = cells.findIndex(c => c.classList.contains("jp-MarkdownCell")
-                                  && ask.test(c.innerText) && !cont.test(c.innerText));
-  if (at < 0) return null;
+  const cell = el => el.closest(".jp-Cell") || el;
+  const question = slide.querySelector(".celltag_prediction");
+  if (!question) return null;
+  const asked = cell(question);
+  const answers = Array.from(slide.querySelectorAll(".celltag_answer")).map(cell)
+    .filter(c => asked.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+  if (!answers.length) return null;
   const hidden = el => el.closest(".fragment:not(.visible)") !== null;
-  return cells.slice(at + 1).filter(c => c.checkVisibility() && !hidden(c)
-                                         && c.innerText.trim()).length;
+  return answers.filter(c => c.checkVisibility() && !hidden(c) && c.innerText.trim()).length;
 }
 """
 

@@ -12,10 +12,14 @@ turns the one into the other at build time, without changing the notebook:
   slide follows with each part and its minutes (tools/core_path.py's rule).
 - An exercise shows a task card (where, how long, the checker to call) instead of the stub
   and its "not yet" output, which mean nothing on a projector; its solution gets a sub-slide.
-- A figure gets a sub-slide of its own, without the code that draws it (tag a cell
-  `slides-show-input` to keep its code).
-- After a "Predict"/"Think"/"Question" cell, what follows on the same slide is a fragment:
-  the answer comes one step later.
+- A figure gets a sub-slide of its own, without the code that draws it (a cell with the role
+  `show-code` keeps its code).
+- An answer to a prediction that shares the question's slide is a fragment: it comes one step
+  later.
+- A notebook-only cell is left out.
+
+What a cell is (exercise, stub, checker, solution, prediction, answer, …) comes from its roles,
+read through tools/course_format.py; nothing here reads the prose for it.
 - No slide carries more than PROSE_WORDS words of prose or about SLIDE_LINES lines: longer
   content continues on a sub-slide, split between cells or between paragraphs.
 - Every sub-slide has a heading: a continuation gets its section's, marked "(cont.)".
@@ -32,19 +36,18 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import core_path  # noqa: E402
+import course_format as fmt  # noqa: E402
+
 MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*NBVAL_\w+.*(\n|$)", re.M)
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
+NUMBERED = re.compile(r"^(\d+)\.")  # "2. Query…" would start a numbered list
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 DETAILS = re.compile(r"<details>.*?</details>", re.S)
 DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
 TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
-PREDICT = re.compile(r"^\s*(\*\*|###?\s*)(Predict|Think|Question|先预测|想一想|问题)", re.I)
-EXERCISE = re.compile(r"^###\s+((Optional|选学)\W*)?(Exercise|练习)", re.M)
-SOLUTION = re.compile(r"<details>\s*<summary>\s*(Solution|参考解答)", re.I)
-CHECKER_CALL = re.compile(r"^\s*(check_\w+\(.*\))\s*$", re.M)
-STUB = "raise NotImplementedError"
-SHOW_INPUT_TAG = "slides-show-input"
 
 PROSE_WORDS = 120   # words of prose a slide may carry
 FILL_WORDS = 105    # where a split fills a slide to: a "(cont.)" heading comes on top
@@ -56,12 +59,16 @@ WORDS = {
            "minutes": "min", "solution": "solution", "core": "Core path: about {m} minutes.",
            "card": "**In JupyterLab:** notebook {nb}, “{ex}” · about {m} min · write {what} in the "
                    "cell under this heading, then run `{check}`: it names the mistake, if any.",
-           "setup_title": "For students: set-up"},
+           "setup_title": "For students: set-up", "plan": "The plan: {m} minutes",
+           "plan_notes": "**Speaker notes.** The plan, part by part, in class minutes: say "
+                         "what the class will be able to do at the end."},
     "zh": {"cont": "（续）", "agenda": "目标与安排", "optional": "选学",
            "minutes": "分钟", "solution": "参考解答", "core": "核心内容约 {m} 分钟。",
            "card": "**在 JupyterLab 里：** 笔记本 {nb}，“{ex}” · 约 {m} 分钟 · 在本标题下的代码格里"
                    "写出 {what}，然后运行 `{check}`：如有错误，它会指出是哪一种。",
-           "setup_title": "给学生：准备环境"},
+           "setup_title": "给学生：准备环境", "plan": "安排：共 {m} 分钟",
+           "plan_notes": "**讲者备注：** 按课堂用时逐部分介绍安排：告诉大家下课时他们将会"
+                         "做到什么。"},
 }
 SETUP = {
     "en": "1. Get the course: `git clone` the repository (or download and unpack its zip).\n"
@@ -117,6 +124,14 @@ def starts_slide(cell):
 
 def shown(cell):
     return slide_type(cell) not in ("skip", "notes")
+
+
+def leave_out(cells):
+    """The cells with notebook-only ones skipped."""
+    for cell in cells:
+        if fmt.has(cell, "notebook-only"):
+            set_slide_type(cell, "skip")
+    return cells
 
 
 def markdown(source, kind="-"):
@@ -227,7 +242,10 @@ class SlidesPreprocessor(Preprocessor):
                 cell.source = strip_markers(cell.source)
             elif cell.cell_type == "markdown":
                 cell.source = embed_images(cell.source, folder)
-        cells = list(nb.cells)
+        cells = leave_out(list(nb.cells))
+        if fmt.is_lecture(nb):
+            nb.cells = self.lecture(nb, cells, name, words)
+            return nb, resources
         cells = self.exercises(cells, name, words)
         cells = self.figures(cells)
         cells = self.predictions(cells)
@@ -237,38 +255,86 @@ class SlidesPreprocessor(Preprocessor):
         nb.cells = cells
         return nb, resources
 
-    # -- exercises ---------------------------------------------------------------------
-    def exercises(self, cells, name, words):
+    # -- an authored lecture -----------------------------------------------------------
+    def lecture(self, nb, cells, name, words):
+        """The deck as its author laid it out (tools/course_format.py, `lecture`): the slides
+        the cells' slide types make, each under its title with the section above it in small
+        type, an agenda in class minutes after the title slide; exercises as task cards with
+        their folded solutions, figures without their code, answers one step after their
+        question. Nothing is split or moved."""
+        slides = fmt.lecture(nb)
+        starts = {id(nb.cells[s.start]): s for s in slides[1:]}
+        cells = self.exercises(cells, name, words, solutions_apart=False)
+        for cell in cells:
+            if cell.cell_type == "code" and shown(cell) and not fmt.has(cell, "show-code") \
+                    and any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+                cell.metadata["transient"] = {"remove_source": True}
+        cells = self.predictions(cells)
         out = []
-        number = name[:2]
-        for i, cell in enumerate(cells):
+        for cell in cells:
+            if id(cell) in starts:
+                out.append(self._title(cell, starts[id(cell)]))
             out.append(cell)
-            if cell.cell_type != "markdown" or not EXERCISE.search(cell.source):
-                if cell.cell_type == "markdown" and SOLUTION.search(cell.source) and shown(cell):
-                    set_slide_type(cell, "subslide")
-                continue
-            label = HEADING.search(cell.source).group(2)
-            stub = check = None
-            for later in cells[i + 1:]:
-                if later.cell_type == "markdown" and HEADING.search(later.source):
-                    break
-                if later.cell_type != "code":
+        # the agenda follows the title slide
+        second = next((k for k, c in enumerate(out) if k and starts_slide(c)), len(out))
+        return out[:second] + self._agenda(nb, slides, words) + out[second:]
+
+    @staticmethod
+    def _title(cell, slide):
+        """The heading cell that opens `slide`: its section in small type, then its title. A
+        heading that opens the cell itself gives way to it (the notebook keeps it)."""
+        if cell.cell_type == "markdown" and HEADING.match(cell.source.lstrip()):
+            cell.source = HEADING.sub("", cell.source.lstrip(), count=1).lstrip("\n")
+        kicker = (f'<div class="minitf-kicker">\n\n{slide.section}\n\n</div>\n\n'
+                  if slide.section else "")
+        title = markdown(f"{kicker}## {fmt.slide_title(cell)}", slide_type(cell))
+        set_slide_type(cell, "-" if shown(cell) else slide_type(cell))
+        return title
+
+    @staticmethod
+    def _agenda(nb, slides, words):
+        """The plan after the title slide: each section's class minutes, from the notes."""
+        parts = {}
+        for slide in slides[1:]:
+            parts[slide.section] = parts.get(slide.section, 0) + slide.minutes(nb)
+        total = sum(s.minutes(nb) for s in slides)
+        items = []
+        for title, m in parts.items():
+            title = NUMBERED.sub(r"\1\\.", title) if title else "—"
+            items.append(f"- {title} · {round(m)} {words['minutes']}")
+        agenda = markdown(f"## {words['plan'].format(m=round(total))}\n\n" + "\n".join(items),
+                          "subslide")
+        notes = markdown(words["plan_notes"], "notes")
+        return [agenda, notes]
+
+    # -- exercises ---------------------------------------------------------------------
+    def exercises(self, cells, name, words, solutions_apart=True):
+        """A task card after each exercise's heading cell, in place of its stub and checker;
+        its solution on a sub-slide of its own (or, in an authored lecture, folded where it
+        is)."""
+        cards = {}
+        for exercise in fmt.exercises({"cells": cells}):
+            if exercise.checker is None or not exercise.stubs:
+                continue  # course_format.validate names it
+            what = ", ".join(f"`{d}`" for i in exercise.stubs
+                             for d in fmt.defined_functions(cells[i])) or "your code"
+            call = fmt.checker_call(cells[exercise.checker])  # before the cell is emptied
+            for i in {*exercise.stubs, exercise.checker}:
+                if not shown(cells[i]):
                     continue
-                if STUB in later.source and stub is None:
-                    stub = later
-                if CHECKER_CALL.search(later.source) and check is None:
-                    check = later
-            if stub is None or check is None:
-                continue
-            call = CHECKER_CALL.search(check.source).group(1)
-            defs = re.findall(r"^def (\w+)\(", stub.source, re.M)
-            what = ", ".join(f"`{d}`" for d in defs) or "your code"
-            for hidden in {id(stub): stub, id(check): check}.values():
-                if shown(hidden):
-                    set_slide_type(hidden, "skip") if not starts_slide(hidden) else (
-                        self._hide_keeping_start(hidden))
-            out.append(markdown(words["card"].format(
-                nb=number, ex=label, m=_exercise_minutes(), what=what, check=call)))
+                if starts_slide(cells[i]):
+                    self._hide_keeping_start(cells[i])
+                else:
+                    set_slide_type(cells[i], "skip")
+            if solutions_apart and exercise.solution is not None \
+                    and shown(cells[exercise.solution]):
+                set_slide_type(cells[exercise.solution], "subslide")
+            cards[exercise.index] = markdown(words["card"].format(
+                nb=name[:2], ex=exercise.title, what=what, check=call,
+                m=fmt.exercise_minutes(cells[exercise.index])))
+        out = []
+        for i, cell in enumerate(cells):
+            out += [cell, cards[i]] if i in cards else [cell]
         return out
 
     @staticmethod
@@ -285,7 +351,7 @@ class SlidesPreprocessor(Preprocessor):
                 continue
             if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
                 continue
-            if SHOW_INPUT_TAG not in cell.metadata.get("tags", []):
+            if not fmt.has(cell, "show-code"):
                 cell.metadata["transient"] = {"remove_source": True}
             if slide_type(cell) in ("-", "fragment") and i > 0:
                 # a short caption just before the figure goes with it
@@ -294,7 +360,7 @@ class SlidesPreprocessor(Preprocessor):
                         and slide_type(before) in ("-", "slide", "subslide")
                         and prose(before.source) <= CAPTION_WORDS
                         and not HEADING.search(before.source) and "<details>" not in before.source
-                        and not PREDICT.search(before.source)):
+                        and not fmt.has(before, "prediction")):
                     if slide_type(before) == "-":
                         set_slide_type(before, "subslide")
                     set_slide_type(cell, "-")
@@ -304,15 +370,10 @@ class SlidesPreprocessor(Preprocessor):
 
     # -- predictions -------------------------------------------------------------------
     def predictions(self, cells):
-        for i, cell in enumerate(cells):
-            if cell.cell_type != "markdown" or not PREDICT.search(cell.source) or not shown(cell):
-                continue
-            for later in cells[i + 1:]:
-                if not shown(later):
-                    continue
-                if slide_type(later) == "-":
-                    set_slide_type(later, "fragment")
-                break
+        """An answer on its question's slide comes one step later."""
+        for cell in cells:
+            if fmt.has(cell, "answer") and shown(cell) and slide_type(cell) == "-":
+                set_slide_type(cell, "fragment")
         return cells
 
     # -- title, goal and agenda ----------------------------------------------------------
@@ -338,12 +399,9 @@ class SlidesPreprocessor(Preprocessor):
 
     @staticmethod
     def agenda(english, lang, words):
-        sys.path.insert(0, str(ROOT / "tools"))
-        import core_path
-
         if not english.exists():
             return ""
-        stated = core_path.measure(english)["stated"]
+        stated = fmt.stated_minutes(fmt.load(english))
         parts = core_path.sections(english)
         if lang == "zh":  # the same sections, in the Chinese notebook's words
             zh = ROOT / "notebooks" / "zh" / english.name
@@ -482,9 +540,3 @@ class SlidesPreprocessor(Preprocessor):
             out.append(cell)
         return out
 
-
-def _exercise_minutes():
-    sys.path.insert(0, str(ROOT / "tools"))
-    import core_path
-
-    return core_path.MINUTES_PER_EXERCISE

@@ -17,7 +17,28 @@ import json
 import sys
 from pathlib import Path
 
-SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from course_format import SLIDE_TYPES  # noqa: E402  (the format's one list)
+
+# The board RISE's chalkboard draws on, for a lecture offline: jupyterlab-rise asks for its
+# board, chalk and sponge pictures under /static/rise/img/, which it does not serve, so its
+# board was see-through and its white chalk invisible on the white slides. A white board (a
+# one-pixel picture, inline), dark markers in four colours with the crosshair cursor, and an
+# inline grey sponge need nothing from the server.
+_WHITE = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mP4"
+          "DwQACfsD/Wj6HMwAAAAASUVORK5CYII=")
+_GREY = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAYAAADED76LAAAAE0lEQVR42mM4"
+         "ceLEf3yYYWQoAAAp2tXBIzzdcAAAAABJRU5ErkJggg==")
+_MARKERS = [{"color": color, "cursor": "crosshair"} for color in (
+    "rgba(25,25,25,1)", "rgba(200,30,30,1)", "rgba(30,70,200,1)", "rgba(20,130,50,1)")]
+CHALKBOARD = {
+    "theme": "whiteboard",
+    "background": ["rgba(127,127,127,.1)", _WHITE],
+    "grid": {"color": "rgba(170,190,230,0.5)", "distance": 60, "width": 1},
+    "boardmarkers": _MARKERS,
+    "chalks": _MARKERS,
+    "eraser": {"src": _GREY, "radius": 20},
+}
 # RISE (jupyterlab-rise) reads these from the notebook's metadata: a 1280x720 deck like the
 # exported one, a slide that is too tall scrolls rather than being cut off, and nothing
 # starts by itself when the notebook opens. The "white" theme uses reveal.js's own fonts;
@@ -31,7 +52,8 @@ RISE_SETTINGS = {
     "scroll": True,
     "center": False,
     "transition": "none",
-    "enable_chalkboard": True,  # the notes ask for a board here and there (B, or C on the slide)
+    "enable_chalkboard": True,  # the notes ask for a board here and there ([ or ] on a slide)
+    "chalkboard": CHALKBOARD,
     "slideNumber": "c/t",
 }
 
