@@ -14,25 +14,29 @@ function with the learner's signature and a hint). `Exercise.check(fn)`:
 4. never raises: whatever the learner's function returns or raises, or if it is not a
    function at all, the result is a `CheckResult` that says what happened;
 5. stops a case that runs longer than TIME_LIMIT seconds (a loop that never ends) and reports
-   it, where it can: in the main thread of a system with SIGALRM (a notebook's kernel runs
-   there); elsewhere, or inside a shorter alarm of the caller's, there is no limit.
+   it, even when the learner's code catches every exception (`limit.time_limit`); the
+   comparison of what it returned runs under the same limit. Where there is no SIGALRM, off
+   the main thread, or inside a shorter alarm of the caller's, there is no limit.
 
 The result is structured (`status`, per-case reports) and renders itself as the short text
-the notebooks show.
+the notebooks show, in the language of the course's edition (`messages.use_language`): every
+word it says comes from messages.MESSAGES or from the exercise's own {"en": ..., "zh": ...}
+texts.
 """
 
 import copy
-import signal
-import threading
-import time
+import itertools
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-NOT_WRITTEN = "not written yet: replace `raise NotImplementedError` with your code"
+from .limit import TooSlow as _TooSlow
+from .limit import time_limit
+from .messages import current_language, pick, say
+
+NOT_WRITTEN = say("not written", "en")  # the English a notebook stores for a stub's check
 # Seconds one case may take. The slowest case of any built-in checker's right answer (the
 # notebooks' solutions, nb10's included) takes about 2 ms on a shared 2-core machine, so
 # even a learner's pure-Python loops a thousand times slower pass.
@@ -58,7 +62,8 @@ class CheckResult:
 
     status is "pass", "not written" (the function still raises NotImplementedError) or
     "fail"; `cases` holds a CaseReport per failed case; `message` a reason that concerns no
-    single case (e.g. a non-callable was passed). Shown in a notebook as a short report.
+    single case (e.g. a non-callable was passed); `task` what was asked. Shown in a notebook
+    as a short report, in `language`, the language the checker spoke when it ran.
     """
     SHOWN = 3  # failed cases shown in full; the case with the hint is always shown
 
@@ -68,6 +73,7 @@ class CheckResult:
     cases: tuple = ()
     task: str = ""
     message: str = ""
+    language: str = "en"
 
     @property
     def passed(self):
@@ -82,29 +88,34 @@ class CheckResult:
         return self.passed
 
     def __str__(self):
+        def words(key, **fields):
+            return say(key, self.language, **fields)
+
         if self.status == "pass":
-            agree = "1 case agrees" if self.total == 1 else f"{self.total} cases agree"
-            return f"✓ {self.name}: pass\n  {agree} with minitf"
+            agree = words("agree.one") if self.total == 1 else words("agree.many",
+                                                                      total=self.total)
+            return f"{words('pass', name=self.name)}\n  {agree}"
+        head = words("not yet", name=self.name)
         if self.status == "not written":
-            return f"✗ {self.name}: not yet\n  {NOT_WRITTEN}"
-        head = f"✗ {self.name}: not yet"
+            return f"{head}\n  {words('not written')}"
         if self.cases:
-            head += f" — {len(self.cases)} of {self.total} cases differ"
+            head += words("cases differ", failed=len(self.cases), total=self.total)
         lines = [head]
         if self.message:
             lines.append(f"  {self.message}")
         if self.task and self.cases:
-            lines.append(f"  asked: {self.task}")
+            lines.append(f"  {self.task}")
         shown = [c for i, c in enumerate(self.cases) if i < self.SHOWN or c.hint]
         for case in shown:
-            lines.append(f"  case {case.number}: {case.inputs}")
+            lines.append(f"  {words('case', number=case.number, inputs=case.inputs)}")
             lines.append(f"    {case.problem}")
             if case.hint:
-                lines.append(f"    hint: {case.hint}")
+                lines.append(f"    {words('hint', hint=case.hint)}")
         rest = [str(c.number) for c in self.cases if c not in shown]
         if rest:
-            lines.append(f"  (case{'s' if len(rest) > 1 else ''} {', '.join(rest)} "
-                         f"differ{'s' if len(rest) == 1 else ''} too)")
+            numbers = words("list").join(rest)
+            lines.append("  " + words("differ too.many" if len(rest) > 1 else "differ too.one",
+                                      numbers=numbers))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -117,16 +128,20 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Raised:
-    """Stands for an exception raised instead of a result (by the learner or a mistake)."""
+    """Stands for an exception raised instead of a result (by the learner or a mistake);
+    `where` names a helper of the learner's that is not written yet."""
     kind: type
     message: str
     where: str = ""
 
     def __str__(self):
-        text = f"raised {self.kind.__name__}"
         if self.where:
-            text += f" in {self.where}"
-        return f"{text}: {self.message}" if self.message else text
+            text = say("raised in", kind=self.kind.__name__,
+                       where=say("written yet", name=self.where))
+        else:
+            text = say("raised", kind=self.kind.__name__)
+        return say("raised message", raised=text, message=self.message) if self.message \
+            else text
 
 
 def _fmt(value, digits=4):
@@ -141,24 +156,50 @@ def _fmt(value, digits=4):
         return repr(value)
 
 
-def got_expected(got, expected):
-    """"got X, expected Y" with enough digits to tell two different numbers apart: 4
-    significant digits, more when those print the same, and then the difference too
-    ("got 0.0606868, expected 0.0606917 (a difference of 4.9e-06)")."""
-    shown = _fmt(got), _fmt(expected)
-    if shown[0] != shown[1]:
-        return f"got {shown[0]}, expected {shown[1]}"
-    for digits in range(5, 18):
-        shown = _fmt(got, digits), _fmt(expected, digits)
+NEAR = 1e-2  # a relative gap below this is a near miss: digits to tell apart, and the gap
+
+
+def _as_float(value):
+    """float(value) for a real number that is not a bool or an int; None otherwise."""
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def shown_pair(got, expected, tolerance=None):
+    """(got, expected, gap) as text, so that the two read as two numbers. Plainly different
+    ones get 4 significant digits ("9", "6", ""); for a near miss (less than 1 % apart) both
+    get the same number of significant digits, as many as it takes to tell them apart, and
+    the gap follows, with the tolerance it exceeds:
+    ("0.06070", "0.06069", " (off by 1.0e-05, tolerance 1.6e-06)")."""
+    g, e = _as_float(got), _as_float(expected)
+    if g is None or e is None or not (np.isfinite(g) and np.isfinite(e)):
+        return _fmt(got), _fmt(expected), ""
+    gap = abs(g - e)
+    if gap >= NEAR * max(abs(g), abs(e)):
+        return _fmt(g), _fmt(e), ""
+    for digits in range(4, 18):  # "#" keeps the trailing zeros: 0.06070, not 0.0607
+        shown = [f"{x:#.{digits}g}".rstrip(".") for x in (g, e)]
         if shown[0] != shown[1]:
             break
-    try:
-        with np.errstate(all="ignore"):
-            gap = abs(float(got) - float(expected))
-        by = f" (a difference of {gap:.2g})"
-    except (TypeError, ValueError):
-        by = ""
-    return f"got {shown[0]}, expected {shown[1]}{by}"
+    off = say("off by", gap=f"{gap:.1e}") if tolerance is None else say(
+        "off by, tolerance", gap=f"{gap:.1e}", tolerance=f"{tolerance:.2g}")
+    return shown[0], shown[1], off
+
+
+def got_expected(got, expected, tolerance=None):
+    """"got X, expected Y", the two numbers as shown_pair prints them:
+    "got 0.06070, expected 0.06069 (off by 1.0e-05, tolerance 1.6e-06)"."""
+    g, e, off = shown_pair(got, expected, tolerance)
+    return say("got", got=g, expected=e) + off
+
+
+def _at(index):
+    """An array index as numpy writes it: [1, 2]."""
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
 def kind_of(value):
@@ -166,32 +207,34 @@ def kind_of(value):
     if value is None:
         return "None"
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return say("kind.array", shape=value.shape)
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}"
+        return say("kind.sequence", type=type(value).__name__, n=len(value))
     if isinstance(value, (bool, int, float, np.number)):
-        return f"the number {value}"
+        return say("kind.number", value=value)
     if isinstance(value, str):
-        return f"the string {value[:30]!r}"
+        return say("kind.string", value=repr(value[:30]))
     name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return say("kind.other", type=name, article="an" if name[:1].lower() in "aeiou" else "a")
 
 
 def _as_numbers(got):
     """(array, None) for anything numpy reads as numbers; (None, why not) otherwise."""
     if isinstance(got, str):
-        return None, f"returned {kind_of(got)}, expected numbers"
+        return None, say("expected numbers", kind=kind_of(got))
     if isinstance(got, tuple) and any(
             isinstance(item, np.ndarray) and item.ndim > 0 for item in got):
-        return None, f"returned {kind_of(got)} arrays, expected one array"
+        return None, say("expected one array", type=type(got).__name__, n=len(got))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             arr = np.asarray(got)
-    except Exception:  # noqa: BLE001 - ragged lists, objects that refuse: reported
-        return None, f"returned {kind_of(got)}, which is not an array of numbers"
+    except (KeyboardInterrupt, _TooSlow):
+        raise
+    except BaseException:  # noqa: BLE001 - ragged lists, objects that refuse (even SystemExit)
+        return None, say("not numbers", kind=kind_of(got))
     if arr.dtype.kind not in "biuf":
-        return None, f"returned {kind_of(got)}, expected numbers"
+        return None, say("expected numbers", kind=kind_of(got))
     return arr, None
 
 
@@ -199,45 +242,46 @@ def describe_difference(got, expected, rtol=1e-5, atol=1e-6, labels=None):
     """None when `got` matches `expected` (an array, a number, or a tuple of them, whose
     items `labels` names); otherwise one sentence saying what differs."""
     if isinstance(expected, tuple):
-        labels = labels or [f"item {i}" for i in range(len(expected))]
+        labels = labels or [say("item", i=i) for i in range(len(expected))]
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return (f"returned {kind_of(got)}, expected the tuple "
-                    f"({', '.join(labels)})")
+            return say("expected tuple", kind=kind_of(got), labels=", ".join(labels))
         for label, g, e in zip(labels, got, expected):
             problem = describe_difference(g, e, rtol, atol)
             if problem:
-                return f"{label}: {problem}"
+                return say("labelled", label=label, problem=problem)
         return None
     if got is None:
-        return "returned None — did you forget `return`?"
+        return say("no return")
     expected = np.asarray(expected)
     arr, problem = _as_numbers(got)
     if problem:
         return problem
     if arr.shape != expected.shape:
         if expected.ndim == 0:
-            return f"returned shape {arr.shape}, expected a single number"
-        return f"shape {arr.shape}, expected {expected.shape}"
+            return say("expected a number", shape=arr.shape)
+        return say("shape", shape=arr.shape, expected=expected.shape)
     if expected.dtype == bool or (expected.ndim and expected.dtype.kind in "iu"):
-        want = "bool" if expected.dtype == bool else "integers"
+        want = say("want bool" if expected.dtype == bool else "want integers")
         if (arr.dtype == bool) != (expected.dtype == bool) or arr.dtype.kind == "f":
             same = np.array_equal(arr, expected)
-            return (f"{'the right values, but ' if same else ''}dtype {arr.dtype}, "
-                    f"expected {want}")
+            return say("right values, dtype" if same else "dtype", dtype=arr.dtype, want=want)
         wrong = np.argwhere(arr != expected)
     elif arr.dtype == bool:
-        return f"returned booleans (dtype bool), expected {expected.dtype} numbers"
+        return say("booleans", dtype=expected.dtype)
     else:
         with np.errstate(all="ignore"):
             close = np.isclose(arr, expected, rtol=rtol, atol=atol, equal_nan=True)
         wrong = np.argwhere(~close)
     if len(wrong) == 0:
         return None
-    if expected.ndim == 0:
-        return got_expected(arr.item(), expected.item())
     where = tuple(int(i) for i in wrong[0])
-    return (f"{len(wrong)} of {expected.size} entries differ; first at index {where}: "
-            f"{got_expected(arr[where], expected[where])}")
+    tolerance = None
+    if expected.dtype.kind == "f":
+        tolerance = atol + rtol * abs(float(expected[where]))
+    if expected.ndim == 0:
+        return got_expected(arr.item(), expected.item(), tolerance)
+    return say("entries differ", wrong=len(wrong), size=expected.size, at=_at(where),
+               detail=got_expected(arr[where], expected[where], tolerance))
 
 
 # ------------------------------------------------------------- describing a case
@@ -259,25 +303,25 @@ def describe_value(name, value, values=True):
         text = repr(value)
         return f"{name}={text}" if len(text) <= 50 else f"{name}: {kind_of(value)}"
     if isinstance(value, dict):
-        return f"{name}: dict of {', '.join(map(str, value))}"
+        return say("value.dict", name=name, keys=", ".join(map(str, value)))
     if callable(value) and not hasattr(value, "params"):
-        return f"{name}: a function"
-    return f"{name}: {kind_of(value)}"
+        return say("value.function", name=name)
+    return say("value.kind", name=name, kind=kind_of(value))
 
 
 @dataclass(frozen=True)
 class Case:
     """One call of the learner's function: its arguments and a few words on what the case
-    is about (shown when it fails)."""
+    is about (shown when it fails), {"en": ..., "zh": ...}."""
     args: tuple
-    note: str = ""
+    note: dict | str = ""
 
 
 @dataclass(frozen=True)
 class Mistake:
     """A known mistake: `fn` has the learner's signature and makes the mistake; `hint` says
-    what to change."""
-    hint: str
+    what to change, {"en": ..., "zh": ...}, in the learner's terms."""
+    hint: dict
     fn: Callable
 
 
@@ -285,44 +329,6 @@ class Mistake:
 
 class _NotWritten(Exception):
     pass
-
-
-class _TooSlow(BaseException):
-    """Raised into the learner's code when its case runs out of time (a BaseException, so
-    that an `except Exception` in that code does not swallow it)."""
-
-
-@contextmanager
-def time_limit(seconds):
-    """Raise _TooSlow inside the block once it has run `seconds` (SIGALRM). No limit when
-    seconds is None, off the main thread, without setitimer, or when the caller's own alarm
-    would ring first (it is restored afterwards, less the time spent)."""
-    if (seconds is None or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()):
-        yield
-        return
-    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
-    if outer_left and outer_left <= seconds:
-        yield
-        return
-    active = True
-
-    def stop(signum, frame):
-        if active:
-            raise _TooSlow()
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    start = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        active = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
-        if outer_left:
-            left = outer_left - (time.monotonic() - start)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
 
 
 def _innermost_function(error):
@@ -347,7 +353,7 @@ def call_quietly(fn, *args, own=None):
         code = _innermost_function(error)
         if code is None or code is getattr(own, "__code__", code):
             raise _NotWritten() from None
-        return Raised(NotImplementedError, str(error), f"{code.co_name}() — is it written yet?")
+        return Raised(NotImplementedError, str(error), code.co_name)
     except BaseException as error:  # noqa: BLE001 - a checker reports, it never raises
         return Raised(type(error), str(error))
 
@@ -368,9 +374,10 @@ def _call_name(fn):
 class Exercise:
     """An exercise's data, and the checker built on it.
 
-    name: the title of the report; checker: the public function's name; args: the names
-    of a case's arguments, which are the learner's parameters unless `signature` names
-    others; task: what the function should return (shown on failure);
+    name: the title of the report (a function's name, or {"en": ..., "zh": ...}); checker:
+    the public function's name; args: the names of a case's arguments, which are the
+    learner's parameters unless `signature` names others; task: what the function should
+    return (shown on failure), {"en": ..., "zh": ...};
     cases: a function returning fresh Cases (or argument tuples); reference: the right
     answer, with the learner's signature; mistakes: Mistakes.
     run(fn, *args) calls a learner-like function on one case (default fn(*args)); a
@@ -380,10 +387,10 @@ class Exercise:
     rtol, atol, and labels naming the items of a tuple result). The same comparison
     decides a pass and a mistake's match.
     """
-    name: str
+    name: dict | str
     checker: str
     args: tuple
-    task: str
+    task: dict
     cases: Callable
     reference: Callable
     mistakes: tuple = ()
@@ -417,15 +424,17 @@ class Exercise:
         if isinstance(got, Raised) or isinstance(expected, Raised):
             if isinstance(got, Raised) and isinstance(expected, Raised):
                 return None if got == expected else str(got)
-            return str(got) if isinstance(got, Raised) else "differs"
+            return str(got) if isinstance(got, Raised) else say("differs")
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 if self.compare is not None:
                     return self.compare(got, expected)
                 return describe_difference(got, expected, self.rtol, self.atol, self.labels)
-        except Exception as error:  # noqa: BLE001 - an answer the comparison cannot read
-            return f"returned something the checker cannot read ({type(error).__name__}: {error})"
+        except (KeyboardInterrupt, _TooSlow):
+            raise
+        except BaseException as error:  # noqa: BLE001 - an answer the comparison cannot read
+            return say("cannot read", error=f"{type(error).__name__}: {error}")
 
     def describe_case(self, case):
         """The case's arguments (values too when the line stays short) and its note."""
@@ -434,16 +443,18 @@ class Exercise:
         text = ", ".join(describe_value(n, v) for n, v in zip(names, case.args))
         if len(text) > 100:
             text = ", ".join(describe_value(n, v, False) for n, v in zip(names, case.args))
-        return f"{text} — {case.note}" if case.note else text
+        return say("case note", inputs=text, note=pick(case.note)) if case.note else text
+
+    def _result(self, status, total=0, cases=(), task="", message=""):
+        return CheckResult(pick(self.name), status, total, cases, task, message,
+                           current_language())
 
     def check(self, fn):
         """Run `fn` on every case; a CheckResult, never an exception."""
         if not callable(fn):
             shown = repr(fn) if len(repr(fn)) <= 30 else type(fn).__name__
-            return CheckResult(self.name, "fail", message=(
-                f"{self.checker} needs your function itself, but got {shown} (a "
-                f"{type(fn).__name__}): pass the function without calling it, e.g. "
-                f"{self.checker}(my_function)"))
+            return self._result("fail", message=say(
+                "not a function", checker=self.checker, shown=shown, type=type(fn).__name__))
         try:
             cases = [c if isinstance(c, Case) else Case(tuple(c)) for c in self.cases()]
         except Exception as error:  # noqa: BLE001 - a bug in the checker, reported
@@ -451,56 +462,53 @@ class Exercise:
         got, expected, problems = [], [], []
         try:
             for number, case in enumerate(cases, 1):
-                want, out = self._expected_and_output(fn, case)
+                want, out, problem = self._expected_and_output(fn, case)
                 if isinstance(want, Raised):
                     return self._reference_failed(want, number, case)
                 expected.append(want)
                 got.append(out)
-                problems.append(self.differs(out, want))
+                problems.append(problem)
         except _NotWritten:
-            return CheckResult(self.name, "not written", len(cases))
+            return self._result("not written", len(cases))
         except _TooSlow:
             return self._too_slow(fn, number, case, len(cases))
         if not any(problems):
-            return CheckResult(self.name, "pass", len(cases))
+            return self._result("pass", len(cases))
         hint_case, hint = self._diagnose(cases, got, problems)
         reports = tuple(
             CaseReport(i + 1, self.describe_case(case), problem,
                        hint if i == hint_case else None)
             for i, (case, problem) in enumerate(zip(cases, problems)) if problem)
         params = ", ".join(self.signature or self.args) or "..."
-        task = f"{_call_name(fn)}({params}) should return {self.task}"
-        return CheckResult(self.name, "fail", len(cases), reports, task)
+        task = say("asked", call=f"{_call_name(fn)}({params})", task=pick(self.task))
+        return self._result("fail", len(cases), reports, task)
 
     def _expected_and_output(self, fn, case):
-        """(the reference's output, fn's output) on one case: fn's under the time limit, and
-        the reference's too when it is the caller's own; (Raised, None) if the reference
-        raised. _TooSlow leaves it."""
+        """(the reference's output, fn's output, what differs) on one case: fn's output and
+        its comparison under the time limit, and the reference's too when it is the caller's
+        own; (Raised, None, None) if the reference raised. _TooSlow leaves it."""
         if self.yours:
             with self._limit():
                 want = self._expected(case)
         else:
             want = self._expected(case)
         if isinstance(want, Raised):
-            return want, None
+            return want, None, None
         with self._limit():
-            return want, self._run(fn, case)
+            out = self._run(fn, case)
+            return want, out, self.differs(out, want)
 
     def _too_slow(self, fn, number, case, total):
         seconds = TIME_LIMIT if self.time_limit is None else self.time_limit
-        return CheckResult(self.name, "fail", total, message=(
-            f"{_call_name(fn)} (or the reference) took longer than {seconds:g} s on case "
-            f"{number} ({self.describe_case(case)}) and was stopped: does a loop never end?"
-            if self.yours else
-            f"{_call_name(fn)} took longer than {seconds:g} s on case {number} "
-            f"({self.describe_case(case)}) and was stopped: does a loop never end?"))
+        return self._result("fail", total, message=say(
+            "too slow.yours" if self.yours else "too slow", fn=_call_name(fn),
+            seconds=f"{seconds:g}", number=number, case=self.describe_case(case)))
 
     def _reference_failed(self, raised, number, case):
         if not self.yours:
             return self._internal_error(raised)
-        return CheckResult(self.name, "fail", message=(
-            f"your reference {raised} on case {number} ({self.describe_case(case)}); your "
-            "function was not judged: fix the reference or the case"))
+        return self._result("fail", message=say(
+            "reference failed", raised=raised, number=number, case=self.describe_case(case)))
 
     def _diagnose(self, cases, got, problems):
         """(index of the case to hint at, hint) for the first mistake that explains every
@@ -514,19 +522,26 @@ class Exercise:
                     wrong = Raised(NotImplementedError, "")
                 if isinstance(out, Raised) and not isinstance(wrong, Raised):
                     continue  # no output to compare on this case
-                if self.differs(out, wrong) is not None:
+                if not self._same(out, wrong):
                     break
                 if problems[i] and first is None:
                     first = i
             else:
                 if first is not None:
-                    return first, mistake.hint
+                    return first, pick(mistake.hint)
         return None, None
 
+    def _same(self, got, wrong):
+        """True when the learner's output `got` counts as the mistake's (compared under the
+        time limit: what the learner returned may be slow to read)."""
+        try:
+            with self._limit():
+                return self.differs(got, wrong) is None
+        except _TooSlow:
+            return False
+
     def _internal_error(self, error):
-        return CheckResult(self.name, "fail", message=(
-            f"the checker itself failed ({error}); your function was not judged — please "
-            "report this"))
+        return self._result("fail", message=say("internal error", error=error))
 
 
 def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=None):
@@ -534,30 +549,43 @@ def check_function(name, fn, reference, cases, rtol=1e-5, atol=1e-6, time_limit=
     with no known mistakes: a quick checker for a function of your own. Never raises: a
     mistake in its own arguments (cases that are not tuples, a reference that raises) is
     reported as yours. time_limit: seconds per case (None: TIME_LIMIT)."""
-    cases, problem = _argument_tuples(cases)
+    cases, problem = _argument_tuples(cases, TIME_LIMIT if time_limit is None else time_limit)
     if problem is None and not callable(reference):
-        problem = f"reference must be a function, got {kind_of(reference)}"
+        problem = say("reference not a function", kind=kind_of(reference))
     if problem is not None:
-        return CheckResult(str(name), "fail", message=f"check_function: {problem}")
-    exercise = Exercise(name, "check_function", (), "what the reference returns",
-                        lambda: cases, reference, rtol=rtol, atol=atol,
-                        time_limit=time_limit, yours=True)
+        return CheckResult(str(name), "fail", message=say("check_function", problem=problem),
+                           language=current_language())
+    exercise = Exercise(str(name), "check_function", (), {
+        language: say("reference task", language) for language in ("en", "zh")},
+        lambda: cases, reference, rtol=rtol, atol=atol, time_limit=time_limit, yours=True)
     return exercise.check(fn)
 
 
-def _argument_tuples(cases):
-    """(cases as a list, None), or (None, what is wrong with them)."""
-    example = "e.g. [(x1,), (x2,)] for a function of one argument"
+MAX_CASES = 1000  # check_function's cases, at most (an endless generator is refused)
+
+
+def _argument_tuples(cases, seconds):
+    """(cases as a list, None), or (None, what is wrong with them). A generator of cases
+    runs under the time limit (`seconds`)."""
+    example = say("cases example")
     try:
         if isinstance(cases, (str, bytes, np.ndarray)):
             raise TypeError
-        cases = list(cases)
+        with time_limit(seconds):
+            cases = list(itertools.islice(cases, MAX_CASES + 1))
     except TypeError:
-        return None, f"cases must be a list of argument tuples, {example}; got {kind_of(cases)}"
+        return None, say("cases not tuples", example=example, kind=kind_of(cases))
+    except _TooSlow:
+        return None, say("cases too slow", seconds=f"{seconds:g}")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the caller's generator: reported
+        return None, say("cases raised", raised=Raised(type(error), str(error)))
+    if len(cases) > MAX_CASES:
+        return None, say("cases endless", most=MAX_CASES)
     if not cases:
-        return None, f"cases is empty: give at least one tuple of arguments, {example}"
+        return None, say("cases empty", example=example)
     for i, case in enumerate(cases):
         if not isinstance(case, (tuple, Case)):
-            return None, (f"cases[{i}] is {kind_of(case)}, not a tuple of arguments; "
-                          f"{example}")
+            return None, say("case not a tuple", i=i, kind=kind_of(case), example=example)
     return cases, None

@@ -19,8 +19,9 @@ def _nouns(words):
     return [i for i, w in enumerate(words) if w in _NOUNS]
 
 
-def _rule(words):
-    kind = referent.LIVING if words[-1] in referent.LIVING_ADJECTIVES else referent.PLACES
+def _rule(words, swapped=False):
+    living = (words[-1] in referent.LIVING_ADJECTIVES) != swapped
+    kind = referent.LIVING if living else referent.PLACES
     return next(i for i, w in enumerate(words) if w in kind)
 
 
@@ -33,28 +34,54 @@ def _rule_cases():
         s("girl", "bridge", "busy", verb="use", passive=True, opener=("that", "morning")),
         *referent.sentences(90, 3), *referent.sentences(91, 3, held_out=True),
     ]
-    return [Case((list(e.words),), " ".join(e.words)) for e in examples]
+    return [Case((list(e.words),), {"en": " ".join(e.words), "zh": "句子 " + " ".join(e.words)})
+            for e in examples]
 
 
 REFERENT_RULE = Exercise(
     name="referent_rule", checker="check_referent_rule", args=("words",),
-    task="the index (an int, counting from 0) of the word that 'it' refers to",
+    task={"en": "the index (an int, counting from 0) of the word that 'it' refers to",
+          "zh": "“it” 所指的那个单词的下标（一个 int，从 0 开始数）"},
     cases=_rule_cases, reference=_rule,
     mistakes=(
-        Mistake("you always chose the first noun; the adjective decides which noun 'it' is, "
-                "and the passive ('the street wasn't crossed by the animal') puts the place "
-                "first", lambda w: _nouns(w)[0]),
-        Mistake("you always chose the noun nearest to 'it'; the adjective decides, not the "
-                "distance", lambda w: _nouns(w)[-1]),
-        Mistake("you always chose the living noun; with an adjective for places (wide, busy, "
-                "...) 'it' is the place",
+        Mistake({"en": "you always chose the first noun; the adjective decides which noun "
+                       "'it' is, and the passive ('the street wasn't crossed by the animal') "
+                       "puts the place first",
+                 "zh": "你总是选第一个名词；“it” 指哪个名词由形容词决定，而且被动句（“the "
+                       "street wasn't crossed by the animal”）会把地点放在前面"},
+                lambda w: _nouns(w)[0]),
+        Mistake({"en": "you always chose the noun nearest to 'it'; the adjective decides, not "
+                       "the distance",
+                 "zh": "你总是选离 “it” 最近的名词；起决定作用的是形容词，不是距离"},
+                lambda w: _nouns(w)[-1]),
+        Mistake({"en": "you always chose the living noun; with an adjective for places (wide, "
+                       "busy, ...) 'it' is the place",
+                 "zh": "你总是选有生命的名词；形容词是描述地点的（wide、busy 等）时，“it” 指"
+                       "的是地点"},
                 lambda w: next(i for i in _nouns(w) if w[i] in referent.LIVING)),
-        Mistake("you always chose the place; with an adjective for living things (tired, "
-                "scared, ...) 'it' is the living noun",
+        Mistake({"en": "you always chose the place; with an adjective for living things "
+                       "(tired, scared, ...) 'it' is the living noun",
+                 "zh": "你总是选地点；形容词是描述生物的（tired、scared 等）时，“it” 指的是"
+                       "有生命的名词"},
                 lambda w: next(i for i in _nouns(w) if w[i] in referent.PLACES)),
-        Mistake("that is the index of the 'the' before the noun", lambda w: _rule(w) - 1),
-        Mistake("return the noun's index in the sentence, not its distance from 'it'",
+        Mistake({"en": "that is the index of the 'the' before the noun",
+                 "zh": "这是名词前面那个 “the” 的下标"}, lambda w: _rule(w) - 1),
+        Mistake({"en": "return the noun's index in the sentence, not its distance from 'it'",
+                 "zh": "要返回名词在句子中的下标，而不是它到 “it” 的距离"},
                 lambda w: _rule(w) - w.index("it")),
+        Mistake({"en": "indices count from 0, as Python's do: words[0] is the first word",
+                 "zh": "下标从 0 开始数，和 Python 一样：words[0] 是第一个单词"},
+                lambda w: _rule(w) + 1),
+        Mistake({"en": "the two kinds are swapped: an adjective for living things (tired, "
+                       "scared, ...) points at the living noun, one for places (wide, busy, "
+                       "...) at the place",
+                 "zh": "两类弄反了：描述生物的形容词（tired、scared 等）指向有生命的名词，"
+                       "描述地点的（wide、busy 等）指向地点"},
+                lambda w: _rule(w, swapped=True)),
+        Mistake({"en": "that is the index of the adjective at the end; return the index of the "
+                       "noun it describes",
+                 "zh": "这是句末那个形容词的下标；要返回它所描述的那个名词的下标"},
+                lambda w: len(w) - 1),
     ))
 
 
@@ -70,33 +97,58 @@ def _pointer_gradient(q, K, target, *, scale=True, onehot=True, sign=1.0):
     return sign * (K.T @ ds) / (root if scale else 1.0)
 
 
+def _scores_gradient(q, K, target, scaled=True):
+    """∂loss/∂scores = p − onehot(target), p the softmax of the (scaled) scores."""
+    p = softmax(K @ q / (np.sqrt(len(q)) if scaled else 1.0))
+    p[target] -= 1
+    return p
+
+
 def _pointer_cases():
     rng = np.random.default_rng(92)
     return [
-        Case((rng.standard_normal(2), rng.standard_normal((5, 2)), 1), "5 words, d_k = 2"),
+        Case((rng.standard_normal(2), rng.standard_normal((5, 2)), 1),
+             {"en": "5 words, d_k = 2", "zh": "5 个单词，d_k = 2"}),
         Case((rng.standard_normal(4), 2 * rng.standard_normal((11, 4)), 7),
-             "a sentence of 11 words"),
+             {"en": "a sentence of 11 words", "zh": "一个 11 个单词的句子"}),
         Case((3 * rng.standard_normal(8), 3 * rng.standard_normal((14, 8)), 0),
-             "large scores: p is confident"),
+             {"en": "large scores: p is confident", "zh": "分数很大：p 很确定"}),
     ]
 
 
 POINTER_GRADIENT = Exercise(
     name="pointer_gradient", checker="check_pointer_gradient", args=("q", "K", "target"),
-    task="∂loss/∂q (d_k,) for loss = −log softmax(K q / √d_k)[target]",
+    task={"en": "∂loss/∂q (d_k,) for loss = −log softmax(K q / √d_k)[target]",
+          "zh": "∂loss/∂q (d_k,)，其中 loss = −log softmax(K q / √d_k)[target]"},
     cases=_pointer_cases, reference=_pointer_gradient,
     mistakes=(
-        Mistake("the factor 1/√d_k is missing: the scores are K q / √d_k, so the chain rule "
-                "brings a 1/√d_k", lambda q, K, t: _pointer_gradient(q, K, t, scale=False)),
-        Mistake("divide by √d_k, not d_k",
+        Mistake({"en": "the factor 1/√d_k is missing: the scores are K q / √d_k, so the "
+                       "chain rule brings a 1/√d_k",
+                 "zh": "少了因子 1/√d_k：分数是 K q / √d_k，所以链式法则会带出一个 1/√d_k"},
+                lambda q, K, t: _pointer_gradient(q, K, t, scale=False)),
+        Mistake({"en": "divide by √d_k, not d_k", "zh": "要除以 √d_k，而不是 d_k"},
                 lambda q, K, t: _pointer_gradient(q, K, t) / np.sqrt(len(q))),
-        Mistake("the sign is flipped: ∂loss/∂scores = p − onehot (the loss falls as the "
-                "target's probability rises)",
+        Mistake({"en": "the sign is flipped: ∂loss/∂scores = p − onehot (the loss falls as "
+                       "the target's probability rises)",
+                 "zh": "符号反了：∂loss/∂scores = p − onehot（目标的概率升高时，损失下降）"},
                 lambda q, K, t: _pointer_gradient(q, K, t, sign=-1.0)),
-        Mistake("the − onehot(target) is missing: ∂loss/∂scores = p − onehot",
+        Mistake({"en": "the − onehot(target) is missing: ∂loss/∂scores = p − onehot",
+                 "zh": "少了 − onehot(target)：∂loss/∂scores = p − onehot"},
                 lambda q, K, t: _pointer_gradient(q, K, t, onehot=False)),
-        Mistake("only −k_target / √d_k: every key also pushes q away with its probability, "
-                "Σ_j p_j k_j / √d_k", lambda q, K, t: -K[t] / np.sqrt(len(q))),
+        Mistake({"en": "only −k_target / √d_k: every key also pushes q away with its "
+                       "probability, Σ_j p_j k_j / √d_k",
+                 "zh": "只有 −k_target / √d_k：每个键还会按自己的概率把 q 推开，即 "
+                       "Σ_j p_j k_j / √d_k"},
+                lambda q, K, t: -K[t] / np.sqrt(len(q))),
+        Mistake({"en": "K is (L, d_k) and ∂loss/∂scores is (L,): the gradient is Kᵀ (p − onehot) "
+                       "/ √d_k, K.T @ …",
+                 "zh": "K 的形状是 (L, d_k)，∂loss/∂scores 是 (L,)：梯度是 Kᵀ (p − onehot) / √d_k，"
+                       "即 K.T @ …"},
+                lambda q, K, t: K @ _scores_gradient(q, K, t) / np.sqrt(len(q))),
+        Mistake({"en": "p is the softmax of the scaled scores, softmax(K q / √d_k): scale inside "
+                       "the softmax too",
+                 "zh": "p 是缩放后分数的 softmax，即 softmax(K q / √d_k)：softmax 里面也要缩放"},
+                lambda q, K, t: K.T @ _scores_gradient(q, K, t, scaled=False) / np.sqrt(len(q))),
     ))
 
 

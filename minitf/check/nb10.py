@@ -49,23 +49,41 @@ def _blocks(w):
 
 def _split_in_proj_cases():
     rng = np.random.default_rng(100)
-    return [Case((np.round(rng.standard_normal((3 * d, d)), 2),), f"d = {d}") for d in (2, 4)]
+    return [Case((np.round(rng.standard_normal((3 * d, d)), 2),),
+                 {"en": f"d = {d}", "zh": f"d 为 {d}"}) for d in (2, 4)]
 
 
 SPLIT_IN_PROJ = Exercise(
     name="split_in_proj", checker="check_split_in_proj", args=("in_proj_weight",),
-    task="(W_q, W_k, W_v), each (d, d) as minitf keeps them (y = x W)",
+    task={"en": "(W_q, W_k, W_v), each (d, d) as minitf keeps them (y = x W)",
+          "zh": "(W_q, W_k, W_v)，每个都是 (d, d)，按 minitf 的存法（y = x W）"},
     cases=_split_in_proj_cases, reference=split_in_proj, labels=("W_q", "W_k", "W_v"),
     run=_as_learner_wrote,
     mistakes=(
-        Mistake("not transposed: torch computes x Wᵀ, so its rows are minitf's columns — "
-                "take each block's .T", lambda w: _blocks(w)),
-        Mistake("the blocks are in the wrong order: torch stacks queries (rows 0:d), keys "
-                "(d:2d), values (2d:3d)", lambda w: tuple(b.T for b in _blocks(w))[::-1]),
-        Mistake("keys and values are swapped: torch stacks queries (rows 0:d), keys (d:2d), "
-                "values (2d:3d)", lambda w: tuple(_blocks(w)[i].T for i in (0, 2, 1))),
-        Mistake("queries and keys are swapped: torch stacks queries (rows 0:d), keys (d:2d), "
-                "values (2d:3d)", lambda w: tuple(_blocks(w)[i].T for i in (1, 0, 2))),
+        Mistake({"en": "not transposed: torch computes x Wᵀ, so its rows are minitf's columns "
+                       "— take each block's .T",
+                 "zh": "没有转置：torch 计算的是 x Wᵀ，它的行就是 minitf 的列 —— 每一块都要取 .T"},
+                lambda w: _blocks(w)),
+        Mistake({"en": "the blocks are in the wrong order: torch stacks queries (rows 0:d), "
+                       "keys (d:2d), values (2d:3d)",
+                 "zh": "这几块的顺序不对：torch 依次堆叠查询（第 0:d 行）、键（d:2d）、"
+                       "值（2d:3d）"},
+                lambda w: tuple(b.T for b in _blocks(w))[::-1]),
+        Mistake({"en": "keys and values are swapped: torch stacks queries (rows 0:d), keys "
+                       "(d:2d), values (2d:3d)",
+                 "zh": "键和值弄反了：torch 依次堆叠查询（第 0:d 行）、键（d:2d）、"
+                       "值（2d:3d）"},
+                lambda w: tuple(_blocks(w)[i].T for i in (0, 2, 1))),
+        Mistake({"en": "queries and keys are swapped: torch stacks queries (rows 0:d), keys "
+                       "(d:2d), values (2d:3d)",
+                 "zh": "查询和键弄反了：torch 依次堆叠查询（第 0:d 行）、键（d:2d）、"
+                       "值（2d:3d）"},
+                lambda w: tuple(_blocks(w)[i].T for i in (1, 0, 2))),
+        Mistake({"en": "torch stacks the three matrices as blocks of ROWS, (3d, d): split along "
+                       "axis 0 (np.split(w, 3)), then transpose each block",
+                 "zh": "torch 是把三个矩阵按*行*分块堆起来的，形状 (3d, d)：要沿 axis 0 切开"
+                       "（np.split(w, 3)），再把每一块转置"},
+                lambda w: tuple(np.split(w, 3, axis=1))),
     ))
 
 
@@ -98,36 +116,54 @@ def _float_causal_mask(L):
 def _torch_masks_cases():
     return [
         Case((np.array([[5, 6, 2, 0], [7, 2, 0, 0]]), np.array([[1, 9, 4], [1, 8, 0]])),
-             "padding in both"),
-        Case((np.array([[4, 4, 4, 2]]), np.array([[1, 5, 6, 7, 8]])), "no padding"),
+             {"en": "padding in both", "zh": "两边都有填充"}),
+        Case((np.array([[4, 4, 4, 2]]), np.array([[1, 5, 6, 7, 8]])),
+             {"en": "no padding", "zh": "没有填充"}),
     ]
 
 
 TORCH_MASKS = Exercise(
     name="torch_masks", checker="check_torch_masks", args=("src", "tgt_in"),
-    task="(tgt_mask (L_t, L_t), src_key_padding_mask (B, L_s), tgt_key_padding_mask "
-         "(B, L_t)), bool, True where a query may NOT look",
+    task={"en": "(tgt_mask (L_t, L_t), src_key_padding_mask (B, L_s), tgt_key_padding_mask "
+                "(B, L_t)), bool, True where a query may NOT look",
+          "zh": "(tgt_mask (L_t, L_t), src_key_padding_mask (B, L_s), tgt_key_padding_mask "
+                "(B, L_t))，都是 bool，查询*不能*看的地方为 True"},
     cases=_torch_masks_cases, reference=torch_masks,
     labels=("tgt_mask", "src_key_padding_mask", "tgt_key_padding_mask"), run=_as_learner_wrote,
     mistakes=(
-        Mistake("these are minitf's masks (True = may look); torch's True means 'may NOT "
-                "look': negate all three",
+        Mistake({"en": "these are minitf's masks (True = may look); torch's True means 'may "
+                       "NOT look': negate all three",
+                 "zh": "这些是 minitf 的掩码（True 表示可以看）；torch 的 True 表示“不能看”："
+                       "三个都要取反"},
                 lambda s, t: (causal_mask(t.shape[1]), s != PAD_ID, t != PAD_ID)),
-        Mistake("the causal mask is minitf's (True on and below the diagonal); torch's marks "
-                "the future it may NOT see: True above the diagonal, np.triu(…, k=1)",
+        Mistake({"en": "the causal mask is minitf's (True on and below the diagonal); torch's "
+                       "marks the future it may NOT see: True above the diagonal, "
+                       "np.triu(…, k=1)",
+                 "zh": "因果掩码用的是 minitf 的（对角线上及以下为 True）；torch 标出的是不能看的"
+                       "未来：对角线以上为 True，即 np.triu(…, k=1)"},
                 _with_tgt_mask(causal_mask)),
-        Mistake("the padding masks are minitf's way round; torch's are True at the padding "
-                "(ids == 0)", lambda s, t: (~causal_mask(t.shape[1]), s != PAD_ID, t != PAD_ID)),
-        Mistake("the diagonal is blocked too — a token may look at itself: np.triu(…, k=1)",
+        Mistake({"en": "the padding masks are minitf's way round; torch's are True at the "
+                       "padding (ids == 0)",
+                 "zh": "填充掩码还是 minitf 的方向；torch 的填充掩码在填充处为 True（ids == 0）"},
+                lambda s, t: (~causal_mask(t.shape[1]), s != PAD_ID, t != PAD_ID)),
+        Mistake({"en": "the diagonal is blocked too — a token may look at itself: "
+                       "np.triu(…, k=1)",
+                 "zh": "对角线也被挡住了 —— 词元可以看它自己：np.triu(…, k=1)"},
                 _with_tgt_mask(lambda L: np.triu(np.ones((L, L), dtype=bool)))),
-        Mistake("this blocks the past, not the future: np.triu(…, k=1)",
+        Mistake({"en": "this blocks the past, not the future: np.triu(…, k=1)",
+                 "zh": "这样挡住的是过去，而不是未来：np.triu(…, k=1)"},
                 _with_tgt_mask(lambda L: np.tril(np.ones((L, L), dtype=bool), k=-1))),
-        Mistake("that is torch's float mask (−inf where a query may not look, 0 elsewhere, "
-                "added to the scores), as generate_square_subsequent_mask gives; torch "
-                "accepts it, but this exercise asks for the boolean form: True where a query "
-                "may NOT look, np.triu(…, k=1)", _with_tgt_mask(_float_causal_mask)),
-        Mistake("the padding masks have minitf's broadcastable shape (B, 1, 1, L); torch "
-                "wants (B, L)",
+        Mistake({"en": "that is torch's float mask (−inf where a query may not look, 0 "
+                       "elsewhere, added to the scores), as generate_square_subsequent_mask "
+                       "gives; torch accepts it, but this exercise asks for the boolean form: "
+                       "True where a query may NOT look, np.triu(…, k=1)",
+                 "zh": "这是 torch 的浮点掩码（查询不能看的地方为 −inf，其余为 0，加到分数上），"
+                       "generate_square_subsequent_mask 给出的就是它；torch 也接受它，但这道"
+                       "练习要的是布尔形式：查询不能看的地方为 True，即 np.triu(…, k=1)"},
+                _with_tgt_mask(_float_causal_mask)),
+        Mistake({"en": "the padding masks have minitf's broadcastable shape (B, 1, 1, L); "
+                       "torch wants (B, L)",
+                 "zh": "填充掩码用的是 minitf 那种可广播的形状 (B, 1, 1, L)；torch 要的是 (B, L)"},
                 lambda s, t: (~causal_mask(t.shape[1]), ~padding_mask(s, PAD_ID),
                               ~padding_mask(t, PAD_ID))),
     ))

@@ -45,9 +45,9 @@ def test_wrong_answers_are_reported_not_raised():
     assert [case.number for case in result.cases] == [2, 3]
     text = str(result)
     assert text.startswith("✗ softmax: not yet — 2 of 3 cases differ")
-    assert "case 2: arg1 (2,) = [1000. 0.]\n    1 of 2 entries differ; first at index (0,): " \
+    assert "case 2: arg1 (2,) = [1000. 0.]\n    1 of 2 entries differ; first at [0]: " \
            "got nan, expected 1" in text
-    assert "4 of 4 entries differ; first at index (0, 0): got 0.25, expected 0.5" in text
+    assert "4 of 4 entries differ; first at [0, 0]: got 0.25, expected 0.5" in text
     assert "case 1" not in text
 
 
@@ -193,12 +193,12 @@ def test_the_report_names_inputs_task_and_hint():
         "✗ double: not yet — 3 of 3 cases differ",
         "  asked: tripled(x) should return 2 x",
         "  case 1: x (2,) = [1. 2.] — two entries",
-        "    2 of 2 entries differ; first at index (0,): got 3, expected 2",
+        "    2 of 2 entries differ; first at [0]: got 3, expected 2",
         "    hint: multiply by 2, not 3",
         "  case 2: x (2, 2) = [[3. 4.] [5. 6.]] — a matrix",
-        "    4 of 4 entries differ; first at index (0, 0): got 9, expected 6",
+        "    4 of 4 entries differ; first at [0, 0]: got 9, expected 6",
         "  case 3: x (2,) = [-1. 0.5] — a negative entry",
-        "    2 of 2 entries differ; first at index (0,): got -3, expected -2",
+        "    2 of 2 entries differ; first at [0]: got -3, expected -2",
     ])
 
 
@@ -241,7 +241,7 @@ def test_describe_difference():
     assert describe_difference(np.ones(2, int), np.ones(2, bool)) == (
         "the right values, but dtype int64, expected bool")
     assert describe_difference(np.array([True, False]), np.array([True, True])).startswith(
-        "1 of 2 entries differ; first at index (1,)")
+        "1 of 2 entries differ; first at [1]")
     assert describe_difference(np.array([1.0, 2.0]), np.array([1, 2])) == (
         "the right values, but dtype float64, expected integers")
     assert describe_difference(np.ones(2, bool), np.ones(2)).startswith("returned booleans")
@@ -258,23 +258,33 @@ def test_describe_difference():
     pair = (np.ones(2), np.zeros(2))
     assert describe_difference(pair, pair, labels=("out", "weights")) is None
     assert describe_difference((np.ones(2), np.ones(2)), pair, labels=("out", "weights")) == (
-        "weights: 2 of 2 entries differ; first at index (0,): got 1, expected 0")
+        "weights: 2 of 2 entries differ; first at [0]: got 1, expected 0")
     assert describe_difference(np.ones(2), pair, labels=("out", "weights")) == (
         "returned an array of shape (2,), expected the tuple (out, weights)")
 
 
 def test_numbers_that_differ_never_print_the_same():
-    """4 significant digits, more where those print equal, and then the difference too."""
+    """Plainly different numbers with 4 significant digits; a near miss (under 1 % apart)
+    with the same number of digits on both sides, enough to differ, then the gap and the
+    tolerance it exceeds (review 05-C: "got 0.0607, expected 0.06069" read as one number)."""
     assert describe_difference(2.5, 2) == "got 2.5, expected 2"
+    assert describe_difference(0.0607, 0.06069) == (
+        "got 0.06070, expected 0.06069 (off by 1.0e-05, tolerance 1.6e-06)")
     assert describe_difference(0.0606868, 0.0606917) == (
-        "got 0.060687, expected 0.060692 (a difference of 4.9e-06)")
+        "got 0.060687, expected 0.060692 (off by 4.9e-06, tolerance 1.6e-06)")
+    assert describe_difference(np.array([[1.0, 2.0], [3.0, 0.0607]]),
+                               np.array([[1.0, 2.0], [3.0, 0.06069]])) == (
+        "1 of 4 entries differ; first at [1, 1]: got 0.06070, expected 0.06069 "
+        "(off by 1.0e-05, tolerance 1.6e-06)")
     assert describe_difference(np.array([1.0, -1.57901]), np.array([1.0, -1.57912])) == (
-        "1 of 2 entries differ; first at index (1,): got -1.579, expected -1.5791 "
-        "(a difference of 0.00011)")
+        "1 of 2 entries differ; first at [1]: got -1.5790, expected -1.5791 "
+        "(off by 1.1e-04, tolerance 1.7e-05)")
     assert describe_difference(np.float16(0.09003), 0.0900306) == (  # review 05: float16
-        "got 0.090027, expected 0.090031 (a difference of 3.7e-06)")
+        "got 0.090027, expected 0.090031 (off by 3.7e-06, tolerance 1.9e-06)")
     assert describe_difference(np.array([np.nan]), np.array([1.0])).endswith(
         "got nan, expected 1")
+    assert describe_difference(np.array([3, 1]), np.array([2, 1])) == (
+        "1 of 2 entries differ; first at [0]: got 3, expected 2")
 
 
 def test_star_import_gives_every_checker():
