@@ -121,8 +121,8 @@ def cells(nn, title, title_zh):
 
 
 CHECK_MODULE = '''"""Exercises of notebook {nn}: the skeleton's two placeholder exercises (cases,
-references, known mistakes). Replace them with the notebook's own (CONTRIBUTING.md, "Adding an
-exercise")."""
+references, known mistakes, other right answers, in English and Chinese). Replace them with the
+notebook's own (CONTRIBUTING.md, "Adding an exercise")."""
 
 import numpy as np
 
@@ -132,27 +132,45 @@ __all__ = ["check_{first}", "check_{second}"]
 
 
 def _vectors():
-    return [Case((np.array([1.0, 2.0, 3.0]),), "three numbers"),
-            Case((np.array([-1.5, 0.0]),), "a negative number and zero")]
+    return [Case((np.array([1.0, 2.0, 3.0]),), {{"en": "three numbers", "zh": "三个数"}}),
+            Case((np.array([-1.5, 0.0]),), {{"en": "a negative number and zero",
+                                             "zh": "一个负数和零"}})]
+
+
+def _double_in_place(x):
+    out = np.empty_like(x)
+    np.multiply(x, 2, out=out)
+    return out
 
 
 FIRST = Exercise(
-    name="{first}", checker="check_{first}", args=("x",), task="x doubled",
+    name="{first}", checker="check_{first}", args=("x",),
+    task={{"en": "x doubled", "zh": "x 的两倍"}},
     cases=_vectors, reference=lambda x: 2 * x,
-    mistakes=(Mistake("you added 2; double means multiply by 2", lambda x: x + 2),))
+    mistakes=(Mistake({{"en": "you added 2; double means multiply by 2",
+                        "zh": "你加了 2；两倍是乘以 2"}}, lambda x: x + 2),),
+    answers=(_double_in_place,))
 
 
 def _matrices():
-    return [Case((np.arange(6.0).reshape(2, 3),), "a 2 x 3 matrix"),
-            Case((np.arange(12.0).reshape(4, 3),), "a 4 x 3 matrix")]
+    return [Case((np.arange(6.0).reshape(2, 3),), {{"en": "a 2 x 3 matrix",
+                                                    "zh": "2 x 3 的矩阵"}}),
+            Case((np.arange(12.0).reshape(4, 3),), {{"en": "a 4 x 3 matrix",
+                                                     "zh": "4 x 3 的矩阵"}})]
+
+
+def _row_sums_by_loop(m):
+    return np.array([sum(row) for row in m])
 
 
 SECOND = Exercise(
-    name="{second}", checker="check_{second}", args=("m",), task="the sum of each row",
+    name="{second}", checker="check_{second}", args=("m",),
+    task={{"en": "the sum of each row", "zh": "每一行的和"}},
     cases=_matrices, reference=lambda m: m.sum(axis=-1),
-    mistakes=(Mistake("those are the column sums (axis 0); a row's sum runs along axis -1",
-                      lambda m: m.sum(axis=0)),))
-
+    mistakes=(Mistake({{"en": "those are the column sums (axis 0); a row's sum runs along axis -1",
+                        "zh": "那是各列的和（axis 0）；一行的和要沿 axis -1 求"}},
+                      lambda m: m.sum(axis=0)),),
+    answers=(_row_sums_by_loop,))
 
 
 def check_{first}(fn):

@@ -379,7 +379,8 @@ class Exercise:
     learner's parameters unless `signature` names others; task: what the function should
     return (shown on failure), {"en": ..., "zh": ...};
     cases: a function returning fresh Cases (or argument tuples); reference: the right
-    answer, with the learner's signature; mistakes: Mistakes.
+    answer, with the learner's signature; mistakes: Mistakes; answers: other right answers,
+    written differently (in place, say), which must pass too (tests/check runs them).
     run(fn, *args) calls a learner-like function on one case (default fn(*args)); a
     checker whose exercise is a loop (a cache fed back step by step) drives it here.
     expected(*args) gives the right output directly when it is not run(reference, ...).
@@ -394,6 +395,7 @@ class Exercise:
     cases: Callable
     reference: Callable
     mistakes: tuple = ()
+    answers: tuple = ()
     run: Callable | None = None
     expected: Callable | None = None
     compare: Callable | None = None
