@@ -331,7 +331,7 @@ def checker(name):
 def other_right_answers(name):
     """The right answers written differently that checker `name` must accept: its in-place
     version here, and those its Exercise lists (`answers`)."""
-    return [IN_PLACE[name]] * (name in IN_PLACE) + list(EXERCISES_BY_CHECKER[name].answers)
+    return ([IN_PLACE[name]] if name in IN_PLACE else []) + list(EXERCISES_BY_CHECKER[name].answers)
 
 
 def test_every_checker_is_tested_and_exported():
