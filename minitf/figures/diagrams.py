@@ -25,7 +25,8 @@ from .viz import use_cjk_font
 
 __all__ = [
     "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
-    "generation_loop", "multi_head", "referent_model", "save_gallery", "transformer",
+    "generation_loop", "multi_head", "referent_model", "save_gallery", "single_query",
+    "transformer",
 ]
 
 COLORS = {
@@ -58,6 +59,7 @@ PARTS = {
     "decoder_layer": ("masked_attention", "cross_attention", "ffn", "norm", "memory", "mask"),
     "generation_loop": ("encoder", "decoder", "feedback", "stop"),
     "referent_model": ("embedding", "positional", "encoder", "pointer"),
+    "single_query": ("query", "keys", "scores", "scale", "softmax", "weighted_sum"),
 }
 
 
@@ -701,6 +703,85 @@ def referent_model(highlight=None):
           gid="p_note")
     return ax.figure
 
+
+def single_query(highlight=None):
+    """One query against its keys, the notes' worked example as a lecturer draws it on the board.
+
+    The query q₁ of "Thinking" meets the key k₁ of "Thinking" and the key k₂ of "Machines": the
+    dot products 112 and 96 (on the arrows), divided by √d_k = √64 = 8 to 14 and 12, a softmax
+    over both to the weights 0.88 and 0.12 (bars), and the weighted sum of the values
+    z₁ = 0.88 v₁ + 0.12 v₂. The numbers are Jay Alammar's (The Illustrated Transformer), which the
+    notebook executes; the figure computes them from the two scores and d_k. ``highlight``: one
+    or more of ``"query"``, ``"keys"``, ``"scores"`` (the arrows), ``"scale"`` (÷ √d_k),
+    ``"softmax"``, ``"weighted_sum"`` (the values, the sum and z₁).
+    No notebook yet: drawn for the lecture of notebook 01 §3 (the notes' worked example).
+    """
+    on = _lighter(highlight, PARTS["single_query"])
+    words, scores, d_k = ("Thinking", "Machines"), (112, 96), 64
+    scaled = [s / math.sqrt(d_k) for s in scores]
+    exps = [math.exp(s - max(scaled)) for s in scaled]
+    weights = [e / sum(exps) for e in exps]
+
+    ax = _canvas(10, 4.4)
+    _text(ax, 0.25, 4.1, "One query against its keys 单个查询的注意力 · the notes' example",
+          size=12, ha="left", gid="title")
+    _text(ax, 9.75, 4.1, r"$z_1 = \sum_i\, \mathrm{softmax}_i\left(\dfrac{q_1 \cdot k_i}"
+          r"{\sqrt{d_k}}\right) v_i$", size=12, ha="right", gid="formula")
+    rows, mid = (2.85, 1.35), 2.1
+    headers = ((2.05, "1 · scores 注意力分数"), (4.0, "2 · divide by $\\sqrt{d_k} = 8$"),
+               (6.45, "3 · softmax → weights 权重"), (8.75, "4 · weighted sum 加权平均"))
+    for i, (x, s) in enumerate(headers, start=1):
+        _text(ax, x, 3.5, s, size=SMALL, color=NOTE_COLOR, gid=f"step{i}")
+
+    query = _box(ax, 0.7, mid, 0.62, 0.5, "$q_1$", "data", gid="query", size=14, lit=on("query"))
+    _text(ax, query.x, query.y + 0.33, "“Thinking”", va="bottom", size=SMALL, gid="query.word")
+    _text(ax, query.x, query.y - 0.33, "query 查询", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="query.note")
+    fork = (1.3, mid)
+    ax.plot([query.right()[0], fork[0]], [mid, mid], color=HIGHLIGHT_COLOR if on("scores")
+            else INK, lw=2.4 if on("scores") else 1.3, zorder=1.5)
+    _dot(ax, fork, lit=on("scores"))
+    softmax = _box(ax, 5.6, mid, 0.95, rows[0] - rows[1] + 0.62, "softmax", "softmax",
+                   gid="softmax", lit=on("softmax"))
+    total = _add(ax, 9.1, mid, gid="sum", lit=on("weighted_sum"))
+    for i, (y, word, score, s, w) in enumerate(zip(rows, words, scores, scaled, weights),
+                                               start=1):
+        key = _box(ax, 3.05, y, 0.62, 0.5, f"$k_{i}$", "data", gid=f"key{i}", size=14,
+                   lit=on("keys"))
+        _text(ax, key.x, key.y - 0.3, f"key of “{word}”", va="top", size=SMALL,
+              color=NOTE_COLOR, gid=f"key{i}.word")
+        _arrow(ax, fork, (fork[0], y), key.left(), gid=f"score{i}", lit=on("scores"))
+        _text(ax, (fork[0] + key.left()[0]) / 2 + 0.05, y + 0.06,
+              rf"$q_1 \cdot k_{i} = {score}$", va="bottom", gid=f"score{i}.value")
+        small = _box(ax, 4.5, y, 0.62, 0.5, f"{s:g}", "data", gid=f"scaled{i}", size=14,
+                     lit=on("scale"))
+        _arrow(ax, key.right(), small.left())
+        _text(ax, (key.right()[0] + small.left()[0]) / 2, y + 0.06, "÷ 8", va="bottom",
+              gid=f"scale{i}")
+        _arrow(ax, small.right(), (softmax.left()[0], y))
+        # The weight as a bar, as long as it is large (a weight of 1 would be 1 inch).
+        bar_x = softmax.right()[0] + 0.15
+        ax.add_patch(Rectangle((bar_x, y - 0.17), w, 0.34, facecolor=COLORS["softmax"],
+                               edgecolor=EDGE_COLOR, linewidth=1.1, gid=f"weight{i}", zorder=2))
+        _text(ax, bar_x + w + 0.08, y, f"{w:.2f}", ha="left", size=13, gid=f"weight{i}.value")
+        value = _box(ax, 8.3, y, 0.7, 0.5, rf"$\times\ v_{i}$", "data", gid=f"value{i}",
+                     size=14, lit=on("weighted_sum"))
+        _arrow(ax, (bar_x + w + 0.6, y), value.left())
+        _arrow(ax, value.right(), (total.x, y), total.top() if y > mid else total.bottom(),
+               lit=on("weighted_sum"))
+    z = _box(ax, 9.6, mid, 0.5, 0.5, "$z_1$", "data", gid="z", size=14, lit=on("weighted_sum"))
+    _arrow(ax, total.right(), z.left(), lit=on("weighted_sum"))
+
+    _text(ax, 0.25, 0.35, rf"$d_k = {d_k}$, so $\sqrt{{d_k}} = 8$:   "
+          rf"${scores[0]} / 8 = {scaled[0]:g}$,  ${scores[1]} / 8 = {scaled[1]:g}$;   "
+          r"$\alpha_1 = \dfrac{e^{14}}{e^{14} + e^{12}} = \dfrac{1}{1 + e^{-2}}"
+          rf" = {weights[0]:.2f}$", ha="left", size=SMALL, gid="arithmetic")
+    _text(ax, 9.75, 0.35, rf"$z_1 = {weights[0]:.2f}\,v_1 + {weights[1]:.2f}\,v_2$", ha="right",
+          size=14, gid="result")
+    return ax.figure
+
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -715,6 +796,9 @@ def save_gallery(directory, dpi=100):
         "encoder_layer_pre_ln": encoder_layer(norm_first=True), "decoder_layer": decoder_layer(),
         "generation_loop": generation_loop(), "referent_model": referent_model(),
     }
+    figures.update({
+        "single_query": single_query(),
+    })
     paths = []
     for name, fig in figures.items():
         paths.append(directory / f"{name}.png")

@@ -1,9 +1,12 @@
 """minitf.diagrams: each figure builds quietly, carries its labels, and nothing collides."""
 
 import itertools
+import json
 import warnings
+from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -25,7 +28,9 @@ DIAGRAMS = [
     ("decoder_layer", {}),
     ("generation_loop", {}),
     ("referent_model", {}),
+    ("single_query", {}),
 ]
+
 IDS = [name + ("_pre_ln" if kw.get("norm_first") else "") for name, kw in DIAGRAMS]
 
 # Labels each must show, and how many times (whole text of one label, as drawn).
@@ -77,6 +82,13 @@ REQUIRED = {
         **{f"$h_{{{j}}}$": 1 for j in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11)},
         "Embedding 嵌入\n$\\times\\sqrt{d_{\\mathrm{model}}}$": 1,
         "+ positional encoding 位置编码": 1, "q": 1, "1.00": 1,
+    },
+    "single_query": {
+        "$q_1$": 1, "$k_1$": 1, "$k_2$": 1, "“Thinking”": 1, "key of “Thinking”": 1,
+        "key of “Machines”": 1, "query 查询": 1, "$q_1 \\cdot k_1 = 112$": 1,
+        "$q_1 \\cdot k_2 = 96$": 1, "÷ 8": 2, "14": 1, "12": 1, "softmax": 1, "0.88": 1,
+        "0.12": 1, "$\\times\\ v_1$": 1, "$\\times\\ v_2$": 1, "$z_1$": 1,
+        "$z_1 = 0.88\\,v_1 + 0.12\\,v_2$": 1,
     },
 }
 
@@ -209,6 +221,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("generation_loop", "encoder", {"encoder"}),
     ("referent_model", "pointer", {"pointer"}),
     ("referent_model", "positional", {"positions", "pe"}),
+    ("single_query", "keys", {"key1", "key2"}),
+    ("single_query", "scores", {"score1", "score2"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -238,7 +252,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 8
+    assert len(paths) == 9
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -259,3 +273,29 @@ def test_referent_model_points_from_it_and_has_no_decoder():
     assert max(range(11), key=lambda j: bars[j].get_height()) == 1
     assert not any("Decoder" in s or "Linear" in s for s in drawn)
 
+
+
+def notebook_source(number):
+    """Every cell's source of notebook ``number``, read-only: the figures draw its numbers."""
+    (path,) = (Path(__file__).resolve().parents[2] / "notebooks").glob(f"{number}_*.ipynb")
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def test_single_query_draws_the_notes_numbers_as_notebook_01_executes_them():
+    fig = make("single_query")
+    # 112 and 96 on the arrows, ÷ √64 = 8, and the softmax of what is left.
+    scaled = np.array([112, 96]) / np.sqrt(64)
+    weights = np.exp(scaled - scaled.max()) / np.exp(scaled - scaled.max()).sum()
+    assert by_gid(fig, "score1.value").get_text().endswith("= 112$")
+    assert by_gid(fig, "score2.value").get_text().endswith("= 96$")
+    assert [by_gid(fig, f"scaled{i}.label").get_text() for i in (1, 2)] == ["14", "12"]
+    assert [by_gid(fig, f"weight{i}.value").get_text() for i in (1, 2)] == [
+        f"{w:.2f}" for w in weights] == ["0.88", "0.12"]
+    # The bars are as long as the weights, and z₁ is their sum of the values.
+    bars = [by_gid(fig, f"weight{i}").get_width() for i in (1, 2)]
+    np.testing.assert_allclose(bars, weights)
+    assert "0.88\\,v_1 + 0.12\\,v_2" in by_gid(fig, "result").get_text()
+    # The same numbers as notebook 01 §3 prints when it runs the example.
+    outputs = "".join("".join(o.get("text", "")) for c in notebook_source("01")
+                      for o in c.get("outputs", ()))
+    assert "[112.  96.]" in outputs and "[14. 12.]" in outputs and "0.8808 0.1192" in outputs
