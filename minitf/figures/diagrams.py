@@ -25,7 +25,7 @@ from .viz import use_cjk_font
 
 __all__ = [
     "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
-    "generation_loop", "multi_head", "referent_model", "save_gallery", "single_query",
+    "generation_loop", "head_split", "multi_head", "referent_model", "save_gallery", "single_query",
     "transformer",
 ]
 
@@ -41,7 +41,9 @@ COLORS = {
     "mask": "#E2E2E2",
     "stack": "#ECE4D8",  # a whole encoder or decoder drawn as one box
 }
-HEAD_COLORS = ("#A8DCD1", "#F4BFCB", "#CDBDEB", "#DCDD99")  # head 1..4 in multi_head()
+# Head 1..4 in multi_head(), head 0..7 in head_split(): the first four are the same.
+HEAD_COLORS = ("#A8DCD1", "#F4BFCB", "#CDBDEB", "#DCDD99",
+               "#F2C6A4", "#B4CDEB", "#C9E3A6", "#E3C1E0")
 HIGHLIGHT_COLOR = "#D62728"
 EDGE_COLOR = "#505050"
 INK = "#262626"  # text and arrows
@@ -60,6 +62,7 @@ PARTS = {
     "generation_loop": ("encoder", "decoder", "feedback", "stop"),
     "referent_model": ("embedding", "positional", "encoder", "pointer"),
     "single_query": ("query", "keys", "scores", "scale", "softmax", "weighted_sum"),
+    "head_split": ("columns", "split", "heads", "attention", "merge", "output"),
 }
 
 
@@ -191,6 +194,25 @@ def _causal_icon(ax, x, y, n=4, cell=0.075):
             ax.add_patch(Rectangle((x + (j - n / 2) * cell, y + (n / 2 - 1 - i) * cell), cell, cell,
                                    facecolor=INK if j <= i else "white", edgecolor=NOTE_COLOR,
                                    linewidth=0.5, zorder=3))
+
+
+def _grid(ax, x0, y0, rows, cols, cw, ch, color, *, gid, lit=False):
+    """A ``rows`` × ``cols`` matrix from its lower-left corner, row 0 on top; ``color(r, c)``
+    fills entry (r, c), whose gid is ``gid.r.c``. The frame carries ``gid`` and the highlight."""
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((x0 + c * cw, y0 + (rows - 1 - r) * ch), cw, ch,
+                                   facecolor=color(r, c), edgecolor=NOTE_COLOR, linewidth=0.6,
+                                   gid=f"{gid}.{r}.{c}", zorder=2))
+    ax.add_patch(Rectangle((x0, y0), cols * cw, rows * ch, facecolor="none", gid=gid, zorder=3,
+                           edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                           linewidth=2.8 if lit else 1.2))
+    return _Box(x0 + cols * cw / 2, y0 + rows * ch / 2, cols * cw, rows * ch)
+
+
+def _behind(color):
+    """A text's background in ``color``: a label drawn on a grid hides the lines under it."""
+    return dict(boxstyle="square,pad=0.08", facecolor=color, edgecolor="none")
 
 
 def _tokens(ax, x, y, tokens, *, w=0.5, h=0.36, gap=0.06, gid, fed_back=()):
@@ -782,6 +804,99 @@ def single_query(highlight=None):
 
 
 
+def head_split(num_heads=4, highlight=None):
+    """``split_heads`` and ``merge_heads`` as pictures: Q's column blocks become the heads.
+
+    Q = XW^Q, (B, L, d_model), is cut into ``num_heads`` contiguous blocks of d_k = d_model / h
+    columns: head i takes columns i·d_k : (i+1)·d_k (heads counted from 0, as in the code;
+    ``multi_head()`` counts them from 1, as the paper). ``split_heads`` (reshape to
+    (B, L, h, d_k), transpose to (B, h, L, d_k)) makes each block one head's L × d_k matrix;
+    every head attends on its own; ``merge_heads`` puts the heads' outputs side by side again
+    (the concatenation, (B, L, d_model)) and W^O mixes them. K and V are split the same way.
+    ``num_heads``: 1 to 8. ``highlight``: one or more of ``"columns"`` (Q and its blocks),
+    ``"split"``, ``"heads"``, ``"attention"``, ``"merge"``, ``"output"`` (W^O and the output).
+    No notebook yet: drawn for the lecture of notebook 03 ("One big projection, split into
+    heads").
+    """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
+        raise TypeError(f"num_heads must be an int from 1 to 8, got {num_heads!r:.60}")
+    if not 1 <= num_heads <= len(HEAD_COLORS):
+        raise ValueError(f"num_heads must be from 1 to {len(HEAD_COLORS)} (one colour per head),"
+                         f" got {num_heads}")
+    on = _lighter(highlight, PARTS["head_split"])
+    h, L, d_k = num_heads, 5, 2  # drawn sizes: L rows (notebook 03's five words), d_k columns
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "Splitting into heads 拆分多头", size=12, ha="left", gid="title")
+    _text(ax, 9.75, 5.3, r"$(B, L, d_{\mathrm{model}}) \to (B, L, h, d_k) \to (B, h, L, d_k)$",
+          size=12, ha="right", gid="formula")
+    ch = 0.17
+    q_w, q_x0, q_y0 = 2.4, 0.5, 3.7
+    cw = q_w / (h * d_k)
+    color = lambda r, c: HEAD_COLORS[c // d_k]  # noqa: E731 - column c belongs to head c // d_k
+    q = _grid(ax, q_x0, q_y0, L, h * d_k, cw, ch, color, gid="Q", lit=on("columns"))
+    _text(ax, q.x, q.top()[1] + 0.12, "$Q = XW^Q$", va="bottom", gid="Q.name")
+    for i in range(h):  # each block's head number, in the block
+        _text(ax, q_x0 + (i + 0.5) * d_k * cw, q.y, f"{i}", gid=f"Q.block{i}", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+    _text(ax, q.x, q.bottom()[1] - 0.08, r"$(B, L, d_{\mathrm{model}})$" + "\n"
+          r"head $i$: columns $i\,d_k : (i+1)\,d_k$", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="Q.shape")
+
+    # The heads: one L × d_k matrix each, a new axis in front of the positions.
+    left, right, gap = 5.0, 9.6, 0.3 if h > 4 else 0.45
+    head_w = min(0.8, (right - left - (h - 1) * gap) / h)
+    span = h * head_w + (h - 1) * gap  # centred in the room from left to right
+    xs = [(left + right - span) / 2 + i * (head_w + gap) for i in range(h)]
+    _text(ax, (left + right) / 2, 5.0, rf"$h = {h}$ " + ("heads, each" if h > 1 else "head,")
+          + r" $L \times d_k$", size=SMALL, color=NOTE_COLOR, gid="heads.shape")
+    _arrow(ax, q.right(), (xs[0] - 0.15, q.y), lit=on("split"), gid="split")
+    mid = (q.right()[0] + xs[0] - 0.15) / 2
+    _text(ax, mid, q.y + 0.08, "split_heads", va="bottom", family="monospace", gid="split.name",
+          color=HIGHLIGHT_COLOR if on("split") else INK)
+    _text(ax, mid, q.y - 0.08, "reshape, transpose\n" r"$(B, h, L, d_k)$", va="top", size=SMALL,
+          color=NOTE_COLOR, gid="split.note")
+    band = _box(ax, (left + right) / 2, 3.1, max(span + 0.2, 4.0), 0.5,
+                "attention, every head on its own 每个头独立计算", "attention",
+                gid="attention", lit=on("attention"))
+    z_y0 = 1.7
+    for i, x in enumerate(xs):
+        head = _grid(ax, x, q_y0, L, d_k, head_w / d_k, ch, lambda r, c, i=i: HEAD_COLORS[i],
+                     gid=f"head{i}", lit=on("heads"))
+        if h <= 5:  # more would crowd: then the matrices' names say which head
+            _text(ax, head.x, head.top()[1] + 0.08, f"head {i}", va="bottom", size=SMALL,
+                  gid=f"head{i}.title")
+        _text(ax, head.x, head.y, f"$Q_{i}$", gid=f"head{i}.label", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+        _arrow(ax, head.bottom(), (head.x, band.top()[1]))
+        out = _grid(ax, x, z_y0, L, d_k, head_w / d_k, ch, lambda r, c, i=i: HEAD_COLORS[i],
+                    gid=f"Z{i}", lit=on("heads"))
+        _text(ax, out.x, out.y, f"$Z_{i}$", gid=f"Z{i}.label", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+        _arrow(ax, (out.x, band.bottom()[1]), out.top())
+
+    # The way back: merge_heads (the concatenation), then W^O.
+    merged = _grid(ax, q_x0, z_y0, L, h * d_k, cw, ch, color, gid="merged", lit=on("merge"))
+    _arrow(ax, (xs[0] - 0.15, merged.y), merged.right(), lit=on("merge"), gid="merge")
+    back = (merged.right()[0] + xs[0] - 0.15) / 2
+    _text(ax, back, merged.y + 0.08, "merge_heads", va="bottom", family="monospace",
+          gid="merge.name", color=HIGHLIGHT_COLOR if on("merge") else INK)
+    _text(ax, back, merged.y - 0.08, "= concat 拼接", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="merge.note")
+    _text(ax, merged.x, merged.top()[1] + 0.08, r"$(B, L, d_{\mathrm{model}})$", va="bottom",
+          size=SMALL, color=NOTE_COLOR, gid="merged.shape")
+    w_o = _box(ax, merged.x, 0.75, 0.7, 0.5, "$W^O$", "linear", gid="W_O", size=13,
+               lit=on("output"))
+    _arrow(ax, merged.bottom(), w_o.top())
+    output = _box(ax, 3.9, 0.75, 0.9, 0.5, "output", "data", gid="output", lit=on("output"))
+    _arrow(ax, w_o.right(), output.left())
+    _text(ax, output.right()[0] + 0.12, output.y, r"$(B, L, d_{\mathrm{model}})$, as it came in",
+          ha="left", size=SMALL, color=NOTE_COLOR, gid="output.shape")
+    _text(ax, 9.75, 0.75, "K and V are split the same way", ha="right", size=SMALL,
+          color=NOTE_COLOR, gid="kv_note")
+    return ax.figure
+
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -797,7 +912,7 @@ def save_gallery(directory, dpi=100):
         "generation_loop": generation_loop(), "referent_model": referent_model(),
     }
     figures.update({
-        "single_query": single_query(),
+        "single_query": single_query(), "head_split": head_split(),
     })
     paths = []
     for name, fig in figures.items():

@@ -29,9 +29,20 @@ DIAGRAMS = [
     ("generation_loop", {}),
     ("referent_model", {}),
     ("single_query", {}),
+    ("head_split", {}),
+    ("head_split", {"num_heads": 2}),
+    ("head_split", {"num_heads": 8}),
 ]
 
-IDS = [name + ("_pre_ln" if kw.get("norm_first") else "") for name, kw in DIAGRAMS]
+
+def ident(name, kwargs):
+    """The diagram's key in REQUIRED: encoder_layer_pre_ln, head_split_2, beam_tree_1, ..."""
+    if kwargs.get("norm_first"):
+        return name + "_pre_ln"
+    return "_".join([name, *(str(v) for k, v in kwargs.items() if k != "norm_first")])
+
+
+IDS = [ident(name, kw) for name, kw in DIAGRAMS]
 
 # Labels each must show, and how many times (whole text of one label, as drawn).
 REQUIRED = {
@@ -89,6 +100,21 @@ REQUIRED = {
         "$q_1 \\cdot k_2 = 96$": 1, "÷ 8": 2, "14": 1, "12": 1, "softmax": 1, "0.88": 1,
         "0.12": 1, "$\\times\\ v_1$": 1, "$\\times\\ v_2$": 1, "$z_1$": 1,
         "$z_1 = 0.88\\,v_1 + 0.12\\,v_2$": 1,
+    },
+    "head_split": {
+        **{f"$Q_{i}$": 1 for i in range(4)}, **{f"$Z_{i}$": 1 for i in range(4)},
+        **{f"head {i}": 1 for i in range(4)}, **{str(i): 1 for i in range(4)},
+        "$Q = XW^Q$": 1, "split_heads": 1, "merge_heads": 1, "= concat 拼接": 1, "$W^O$": 1,
+        "output": 1, "attention, every head on its own 每个头独立计算": 1,
+        "Splitting into heads 拆分多头": 1, "K and V are split the same way": 1,
+    },
+    "head_split_2": {
+        "$Q_0$": 1, "$Q_1$": 1, "$Z_0$": 1, "$Z_1$": 1, "head 0": 1, "head 1": 1, "head 2": 0,
+        "$Q_2$": 0, "split_heads": 1, "merge_heads": 1,
+    },
+    "head_split_8": {
+        **{f"$Q_{i}$": 1 for i in range(8)}, **{f"$Z_{i}$": 1 for i in range(8)},
+        "head 0": 0, "split_heads": 1, "merge_heads": 1,
     },
 }
 
@@ -223,6 +249,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("referent_model", "positional", {"positions", "pe"}),
     ("single_query", "keys", {"key1", "key2"}),
     ("single_query", "scores", {"score1", "score2"}),
+    ("head_split", "heads", {*(f"head{i}" for i in range(4)), *(f"Z{i}" for i in range(4))}),
+    ("head_split", "merge", {"merged", "merge"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -252,7 +280,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 9
+    assert len(paths) == 10
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -299,3 +327,32 @@ def test_single_query_draws_the_notes_numbers_as_notebook_01_executes_them():
     outputs = "".join("".join(o.get("text", "")) for c in notebook_source("01")
                       for o in c.get("outputs", ()))
     assert "[112.  96.]" in outputs and "[14. 12.]" in outputs and "0.8808 0.1192" in outputs
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 4, 8])
+def test_head_split_gives_head_i_the_columns_of_block_i(num_heads):
+    fig = make("head_split", num_heads=num_heads)
+    d_k = 2  # columns drawn per head
+
+    def color(gid):
+        return by_gid(fig, gid).get_facecolor()
+
+    for i in range(num_heads):
+        head = color(f"head{i}.0.0")
+        assert same_color(color(f"Z{i}.0.0"), head)
+        for c in range(num_heads * d_k):  # Q's and the merged columns: block c // d_k is head i
+            assert same_color(color(f"Q.0.{c}"), head) == (c // d_k == i)
+            assert same_color(color(f"merged.0.{c}"), head) == (c // d_k == i)
+    assert not fig.findobj(lambda a: a.get_gid() == f"head{num_heads}")
+    assert "(B, h, L, d_k)" in by_gid(fig, "formula").get_text()
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"num_heads": 0}, ValueError, "num_heads must be from 1 to 8"),
+    ({"num_heads": 9}, ValueError, "num_heads must be from 1 to 8"),
+    ({"num_heads": "4"}, TypeError, "num_heads must be an int"),
+    ({"num_heads": True}, TypeError, "num_heads must be an int"),
+])
+def test_head_split_names_a_wrong_number_of_heads(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        diagrams.head_split(**kwargs)
