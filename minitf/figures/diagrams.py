@@ -24,9 +24,9 @@ from matplotlib.path import Path as _Path
 from .viz import use_cjk_font
 
 __all__ = [
-    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
-    "generation_loop", "head_split", "multi_head", "referent_model", "save_gallery", "single_query",
-    "transformer",
+    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "cross_attention", "decoder_layer",
+    "encoder_layer", "generation_loop", "head_split", "multi_head", "referent_model",
+    "save_gallery", "single_query", "transformer",
 ]
 
 COLORS = {
@@ -63,6 +63,7 @@ PARTS = {
     "referent_model": ("embedding", "positional", "encoder", "pointer"),
     "single_query": ("query", "keys", "scores", "scale", "softmax", "weighted_sum"),
     "head_split": ("columns", "split", "heads", "attention", "merge", "output"),
+    "cross_attention": ("queries", "memory", "weights", "masked_self_attention"),
 }
 
 
@@ -897,6 +898,73 @@ def head_split(num_heads=4, highlight=None):
 
 
 
+def cross_attention(highlight=None):
+    """Cross-attention's weights: a rectangle, L_t × L_s, beside the masked self-attention's square.
+
+    The decoder's L_t = 5 positions (``<bos> 一 千 零 五``, the target shifted right) ask the
+    queries Q, one row each; the encoder's memory of the L_s = 4 source tokens
+    (``one thousand five <eos>``) gives the keys K and values V, one column each. So the weights
+    are L_t × L_s, not square, and nothing is masked: every target position may read the whole
+    source (only padding would be). For contrast, the decoder's masked self-attention is
+    L_t × L_t, a lower triangle (grey: masked). ``highlight``: one or more of ``"queries"``,
+    ``"memory"`` (the keys and values), ``"weights"`` (the rectangle),
+    ``"masked_self_attention"`` (the square).
+    No notebook yet: drawn for the lecture of notebook 06 §4 (cross-attention).
+    """
+    on = _lighter(highlight, PARTS["cross_attention"])
+    target = ["<bos>", "一", "千", "零", "五"]
+    source = ["one", "thousand", "five", "<eos>"]
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "Cross-attention 交叉注意力: a rectangle, not a square", size=12,
+          ha="left", gid="title")
+
+    # The rectangle: one row per target position (its query), one column per source token.
+    cw, ch, x0, y0 = 0.9, 0.48, 1.8, 1.75
+    rows, cols = len(target), len(source)
+    weights = _grid(ax, x0, y0, rows, cols, cw, ch, lambda r, c: COLORS["softmax"],
+                    gid="weights", lit=on("weights"))
+    top = weights.top()[1]
+    for c, token in enumerate(source):
+        _box(ax, x0 + (c + 0.5) * cw, top + 0.3, cw - 0.08, 0.36, token, "data", gid=f"src{c}",
+             size=SMALL, lit=on("memory"))
+    _text(ax, weights.x, top + 0.6, "keys K, values V 键、值: the encoder memory 编码器输出",
+          va="bottom", gid="memory_label")
+    for r, token in enumerate(target):
+        _box(ax, x0 - 0.4, y0 + (rows - 0.5 - r) * ch, 0.64, ch - 0.1, token, "data",
+             gid=f"tgt{r}", size=SMALL, lit=on("queries"))
+    _text(ax, x0 - 1.25, weights.y, "queries Q 查询:\nthe decoder 解码器", rotation=90,
+          gid="queries_label")
+    _text(ax, weights.x, y0 - 0.1, rf"$L_t \times L_s = {rows} \times {cols}$: "
+          r"$\mathrm{softmax}(QK^\top/\sqrt{d_k})$", va="top", gid="weights.shape")
+    _text(ax, weights.x, y0 - 0.5, r"$Q$: $L_t \times d_k$ from the decoder;   $K$, $V$: "
+          r"$L_s \times d_k$ from the memory", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="weights.inputs")
+    _text(ax, weights.x, y0 - 0.85, "one row per target position, each row sums to 1;\n"
+          "nothing masked: every position reads the whole source", va="top", size=SMALL,
+          color=NOTE_COLOR, gid="weights.note")
+
+    # For contrast: the masked self-attention, a square with its upper triangle masked.
+    sw = 0.46
+    sx0, sy0 = 9.7 - rows * sw, top - rows * sw
+    square = _grid(ax, sx0, sy0, rows, rows, sw, sw,
+                   lambda r, c: COLORS["softmax"] if c <= r else COLORS["mask"],
+                   gid="self_weights", lit=on("masked_self_attention"))
+    for i, token in enumerate(target):
+        _text(ax, sx0 - 0.1, sy0 + (rows - 0.5 - i) * sw, token, ha="right", size=SMALL,
+              gid=f"self_row{i}")
+        _text(ax, sx0 + (i + 0.5) * sw, top + 0.08, token, va="bottom", size=SMALL,
+              gid=f"self_col{i}")
+    _text(ax, square.x, top + 0.6, "for contrast: masked self-attention\n掩码自注意力",
+          va="bottom", gid="self_label")
+    _text(ax, square.x, sy0 - 0.1, rf"$L_t \times L_t = {rows} \times {rows}$", va="top",
+          gid="self_weights.shape")
+    _text(ax, square.x, sy0 - 0.45, "a square; grey: masked,\na position sees itself and\n"
+          "the positions before it", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="self_weights.note")
+    return ax.figure
+
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -913,6 +981,7 @@ def save_gallery(directory, dpi=100):
     }
     figures.update({
         "single_query": single_query(), "head_split": head_split(),
+        "cross_attention": cross_attention(),
     })
     paths = []
     for name, fig in figures.items():

@@ -32,6 +32,7 @@ DIAGRAMS = [
     ("head_split", {}),
     ("head_split", {"num_heads": 2}),
     ("head_split", {"num_heads": 8}),
+    ("cross_attention", {}),
 ]
 
 
@@ -115,6 +116,15 @@ REQUIRED = {
     "head_split_8": {
         **{f"$Q_{i}$": 1 for i in range(8)}, **{f"$Z_{i}$": 1 for i in range(8)},
         "head 0": 0, "split_heads": 1, "merge_heads": 1,
+    },
+    "cross_attention": {
+        "Cross-attention 交叉注意力: a rectangle, not a square": 1,
+        "one": 1, "thousand": 1, "five": 1, "<eos>": 1,
+        "<bos>": 3, "一": 3, "千": 3, "零": 3, "五": 3,  # rows; the square's rows and columns
+        "keys K, values V 键、值: the encoder memory 编码器输出": 1,
+        "queries Q 查询:\nthe decoder 解码器": 1,
+        "for contrast: masked self-attention\n掩码自注意力": 1,
+        "$L_t \\times L_t = 5 \\times 5$": 1,
     },
 }
 
@@ -251,6 +261,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("single_query", "scores", {"score1", "score2"}),
     ("head_split", "heads", {*(f"head{i}" for i in range(4)), *(f"Z{i}" for i in range(4))}),
     ("head_split", "merge", {"merged", "merge"}),
+    ("cross_attention", "memory", {"src0", "src1", "src2", "src3"}),
+    ("cross_attention", "masked_self_attention", {"self_weights"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -280,7 +292,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 10
+    assert len(paths) == 11
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -356,3 +368,27 @@ def test_head_split_gives_head_i_the_columns_of_block_i(num_heads):
 def test_head_split_names_a_wrong_number_of_heads(kwargs, error, match):
     with pytest.raises(error, match=match):
         diagrams.head_split(**kwargs)
+
+
+def test_cross_attention_is_a_rectangle_and_self_attention_a_lower_triangle():
+    fig = make("cross_attention")
+    target, source = ["<bos>", "一", "千", "零", "五"], ["one", "thousand", "five", "<eos>"]
+    assert [by_gid(fig, f"tgt{r}.label").get_text() for r in range(5)] == target
+    assert [by_gid(fig, f"src{c}.label").get_text() for c in range(4)] == source
+
+    def cells(gid):
+        return {a.get_gid() for a in fig.findobj(Patch)
+                if (a.get_gid() or "").startswith(gid + ".")}
+
+    # L_t × L_s = 5 × 4 weights, none masked; the square 5 × 5, masked above the diagonal.
+    assert cells("weights") == {f"weights.{r}.{c}" for r in range(5) for c in range(4)}
+    assert not any(same_color(by_gid(fig, g).get_facecolor(), diagrams.COLORS["mask"])
+                   for g in cells("weights"))
+    assert cells("self_weights") == {f"self_weights.{r}.{c}" for r in range(5) for c in range(5)}
+    for r in range(5):
+        for c in range(5):
+            masked = same_color(by_gid(fig, f"self_weights.{r}.{c}").get_facecolor(),
+                                diagrams.COLORS["mask"])
+            assert masked == (c > r), (r, c)
+    frame = by_gid(fig, "weights")
+    assert frame.get_width() != frame.get_height()
