@@ -24,9 +24,9 @@ from matplotlib.path import Path as _Path
 from .viz import use_cjk_font
 
 __all__ = [
-    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "cross_attention", "decoder_layer",
-    "encoder_layer", "generation_loop", "head_split", "multi_head", "referent_model",
-    "save_gallery", "single_query", "transformer",
+    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "beam_tree", "cross_attention",
+    "decoder_layer", "encoder_layer", "generation_loop", "head_split", "multi_head",
+    "referent_model", "save_gallery", "single_query", "transformer",
 ]
 
 COLORS = {
@@ -64,6 +64,7 @@ PARTS = {
     "single_query": ("query", "keys", "scores", "scale", "softmax", "weighted_sum"),
     "head_split": ("columns", "split", "heads", "attention", "merge", "output"),
     "cross_attention": ("queries", "memory", "weights", "masked_self_attention"),
+    "beam_tree": ("kept", "pruned", "finished", "ranking"),
 }
 
 
@@ -149,13 +150,14 @@ def _add(ax, x, y, *, gid, lit=False, r=0.13):
     return _Box(x, y, 2 * r, 2 * r)
 
 
-def _arrow(ax, *points, lit=False, head=True, gid=None, color=INK, lw=1.3):
+def _arrow(ax, *points, lit=False, head=True, gid=None, color=INK, lw=1.3, dashed=False):
     """A line through ``points`` (turning at right angles), with an arrowhead at the last."""
     color, lw = (HIGHLIGHT_COLOR, 2.4) if lit else (color, lw)
     style = "-|>,head_length=0.5,head_width=0.22" if head else "-"
     ax.add_patch(FancyArrowPatch(
         path=_Path(points), arrowstyle=style, mutation_scale=16, color=color, linewidth=lw,
-        joinstyle="miter", capstyle="butt", gid=gid, zorder=1.5))
+        joinstyle="miter", capstyle="butt", gid=gid, zorder=1.5,
+        linestyle=(0, (4, 3)) if dashed else "-"))
 
 
 def _dot(ax, point, *, lit=False):
@@ -214,6 +216,11 @@ def _grid(ax, x0, y0, rows, cols, cw, ch, color, *, gid, lit=False):
 def _behind(color):
     """A text's background in ``color``: a label drawn on a grid hides the lines under it."""
     return dict(boxstyle="square,pad=0.08", facecolor=color, edgecolor="none")
+
+
+def _num(value, digits=2):
+    """A number as a slide prints it: a true minus sign, no "-0.00"."""
+    return f"{value + 0.0:.{digits}f}".replace("-", "−")
 
 
 def _tokens(ax, x, y, tokens, *, w=0.5, h=0.36, gap=0.06, gid, fed_back=()):
@@ -965,6 +972,149 @@ def cross_attention(highlight=None):
 
 
 
+# Notebook 07 §2's made-up model for "twelve": p(next token | the answer so far); after any
+# other answer so far, <eos> with p = 1. tests/figures checks it against the notebook's TOY.
+_BEAM_TOY = {
+    "": {"一": 0.50, "十": 0.45, "<eos>": 0.05},
+    "一": {"十": 0.50, "二": 0.40, "<eos>": 0.10},
+    "一十": {"二": 0.90, "<eos>": 0.10},
+    "十": {"二": 0.95, "<eos>": 0.05},
+}
+
+
+@dataclass
+class _Hypothesis:
+    """A node of the beam tree: the tokens so far, their total log p and this token's."""
+
+    tokens: tuple
+    logp: float
+    step_logp: float
+    status: str = "pruned"  # or "kept" (in the beam), "finished" (kept, ends in <eos>)
+    children: list = None
+
+
+def _toy_beam(beam_size, max_len=5, length_penalty=0.6):
+    """Beam search on ``_BEAM_TOY`` as notebook 07's exercise does it: returns the root, the
+    number of places in the beam at each step, and the finished answers with their scores
+    log p / lp(n), best first."""
+    root = _Hypothesis((), 0.0, 0.0, "kept")
+    beam, finished, places = [root], [], []
+    for _ in range(max_len):
+        candidates = []
+        for hyp in beam:
+            hyp.children = [
+                _Hypothesis(hyp.tokens + (token,), hyp.logp + math.log(p), math.log(p))
+                for token, p in _BEAM_TOY.get("".join(hyp.tokens), {"<eos>": 1.0}).items()]
+            candidates += hyp.children
+        candidates.sort(key=lambda c: -c.logp)  # best total log p first (stable)
+        places.append(beam_size - len(finished))
+        beam = []
+        for hyp in candidates[:places[-1]]:
+            hyp.status = "finished" if hyp.tokens[-1] == "<eos>" else "kept"
+            (finished if hyp.status == "finished" else beam).append(hyp)
+        if not beam:
+            break
+    scored = [(h, h.logp / ((5 + len(h.tokens)) / 6) ** length_penalty) for h in finished + beam]
+    return root, places, sorted(scored, key=lambda s: -s[1])
+
+
+def beam_tree(beam_size=2, highlight=None):
+    """Beam search as a tree, on notebook 07's toy model for "twelve": what is kept, what is cut.
+
+    From ``<bos>``, every live hypothesis is extended by every token the toy table allows; the
+    arrows carry that token's log p, the boxes the token and the hypothesis' total log p (the
+    sum along its path). At each step the best candidates stay in the beam (white), as many as
+    ``beam_size`` minus the answers already finished; the rest are pruned (grey, dashed). A
+    kept candidate that ends in ``<eos>`` is finished (green) and leaves the beam, which
+    narrows. The finished answers are ranked by log p / lp(n), lp(n) = ((5 + n)/6)^0.6, as in
+    the notebook: with K = 2, 十二 (−0.72) before 一十二 (−1.17), the answer of greedy decoding
+    (K = 1). ``beam_size``: 1 to 3. ``highlight``: one or more of ``"kept"``, ``"pruned"``,
+    ``"finished"``, ``"ranking"``.
+    No notebook yet: drawn for the lecture of notebook 07 §2 (beam search).
+    """
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int):
+        raise TypeError(f"beam_size must be an int from 1 to 3, got {beam_size!r:.60}")
+    if not 1 <= beam_size <= 3:
+        raise ValueError(f"beam_size must be from 1 to 3 (the toy table has three tokens), "
+                         f"got {beam_size}")
+    on = _lighter(highlight, PARTS["beam_tree"])
+    root, places, ranked = _toy_beam(beam_size)
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, f"Beam search 束搜索, beam size K = {beam_size}, on notebook 07's toy "
+          "model for “twelve”", size=12, ha="left", gid="title")
+
+    # Rows: each leaf its own, a parent on its first child's row, so the best path runs straight.
+    rows, leaves, pitch, first_y, x0, step_x = {}, [], 0.6, 4.25, 0.55, 1.6
+
+    def place(hyp):
+        for child in hyp.children or ():
+            place(child)
+        if not hyp.children:
+            leaves.append(hyp.tokens)
+        rows[hyp.tokens] = rows[hyp.children[0].tokens] if hyp.children else len(leaves) - 1
+
+    place(root)
+    w, h = 0.62, 0.5
+    _text(ax, x0, 4.62, "start", va="bottom", size=SMALL, color=NOTE_COLOR, gid="step0")
+    for step, room in enumerate(places, start=1):
+        _text(ax, x0 + step * step_x, 4.62, f"step {step}\nkeep {room}", va="bottom", size=SMALL,
+              color=NOTE_COLOR, gid=f"step{step}")
+
+    def draw(hyp, parent_box):
+        x, y = x0 + len(hyp.tokens) * step_x, first_y - rows[hyp.tokens] * pitch
+        token = hyp.tokens[-1] if hyp.tokens else "<bos>"
+        name = "".join(hyp.tokens) or "root"
+        pruned = hyp.status == "pruned"
+        style = dict(kept=("data", INK), finished=("softmax", INK), pruned=(None, NOTE_COLOR))
+        kind, color = style[hyp.status]
+        box = _box(ax, x, y, w, h, f"{token}\n{_num(hyp.logp)}", kind or "mask",
+                   gid=f"node:{name}", size=SMALL, color=color, dashed=pruned,
+                   facecolor="#F2F2F2" if pruned else None,
+                   lit=bool(hyp.tokens) and on(hyp.status))
+        if parent_box is not None:
+            elbow = parent_box.right()[0] + 0.2
+            points = [parent_box.right(), box.left()] if y == parent_box.y else [
+                (elbow, parent_box.y), (elbow, y), box.left()]
+            if y != parent_box.y:
+                ax.plot([parent_box.right()[0], elbow], [parent_box.y] * 2, lw=1.3, zorder=1.5,
+                        color=NOTE_COLOR if pruned else INK)
+            _arrow(ax, *points, color=NOTE_COLOR if pruned else INK, dashed=pruned)
+            _text(ax, (max(elbow, parent_box.right()[0]) + box.left()[0]) / 2 + 0.04, y + 0.05,
+                  _num(hyp.step_logp), va="bottom", size=SMALL,
+                  color=NOTE_COLOR if pruned else INK, gid=f"edge:{name}")
+        for child in hyp.children or ():
+            draw(child, box)
+    draw(root, None)
+
+    # The legend, right of the tree's upper branches, and the ranking under it.
+    lx, ly = 6.35, first_y - 1.55 * pitch
+    for i, (fill, dashed, s) in enumerate((
+            (COLORS["data"], False, "in the beam 保留"),
+            (COLORS["softmax"], False, "finished: ends in <eos> 完成"),
+            ("#F2F2F2", True, "pruned 剪枝"))):
+        ax.add_patch(FancyBboxPatch((lx, ly - i * 0.38 - 0.12), 0.36, 0.24,
+                                    boxstyle="round,pad=0,rounding_size=0.04", facecolor=fill,
+                                    edgecolor=EDGE_COLOR, linestyle="--" if dashed else "-",
+                                    linewidth=1.1, zorder=2))
+        _text(ax, lx + 0.5, ly - i * 0.38, s, ha="left", size=SMALL, gid=f"legend{i}")
+    _text(ax, lx, ly - 3 * 0.38, "arrows: log p of the token\nboxes: the token, Σ log p so far",
+          ha="left", va="center", size=SMALL, color=NOTE_COLOR, gid="legend_arrows")
+
+    lines = ["finished answers, ranked by log p ÷ lp(n):"]
+    for rank, (hyp, score) in enumerate(ranked, start=1):
+        answer = "".join(hyp.tokens[:-1]) or "(empty)"
+        n = len(hyp.tokens)
+        lp = ((5 + n) / 6) ** 0.6
+        lines.append(f"{rank}. {answer} (n = {n}):  {_num(hyp.logp)} ÷ {lp:.2f} = {_num(score)}")
+    lines.append("K = 1 is greedy decoding" if beam_size == 1 else
+                 "greedy (K = 1) keeps only 一 and ends at 一十二")
+    box_h = 0.235 * len(lines) + 0.2
+    _box(ax, 7.75, 0.3 + box_h / 2, 3.9, box_h, "\n".join(lines), "data", gid="ranking",
+         size=SMALL, lit=on("ranking"), multialignment="left")
+    return ax.figure
+
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -981,7 +1131,7 @@ def save_gallery(directory, dpi=100):
     }
     figures.update({
         "single_query": single_query(), "head_split": head_split(),
-        "cross_attention": cross_attention(),
+        "cross_attention": cross_attention(), "beam_tree": beam_tree(),
     })
     paths = []
     for name, fig in figures.items():

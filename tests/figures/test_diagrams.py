@@ -33,6 +33,9 @@ DIAGRAMS = [
     ("head_split", {"num_heads": 2}),
     ("head_split", {"num_heads": 8}),
     ("cross_attention", {}),
+    ("beam_tree", {}),
+    ("beam_tree", {"beam_size": 1}),
+    ("beam_tree", {"beam_size": 3}),
 ]
 
 
@@ -125,6 +128,21 @@ REQUIRED = {
         "queries Q 查询:\nthe decoder 解码器": 1,
         "for contrast: masked self-attention\n掩码自注意力": 1,
         "$L_t \\times L_t = 5 \\times 5$": 1,
+    },
+    "beam_tree": {
+        "<bos>\n0.00": 1, "一\n−0.69": 1, "十\n−0.80": 1, "<eos>\n−3.00": 2, "十\n−1.39": 1,
+        "二\n−1.61": 1, "二\n−0.85": 1, "<eos>\n−3.79": 1, "二\n−1.49": 1,
+        "<eos>\n−3.69": 1, "<eos>\n−1.49": 1, "<eos>\n−0.85": 1,
+        **{f"step {t}\nkeep 2": 1 for t in (1, 2, 3)}, "step 4\nkeep 1": 1,
+        "in the beam 保留": 1, "finished: ends in <eos> 完成": 1, "pruned 剪枝": 1,
+    },
+    "beam_tree_1": {
+        "<bos>\n0.00": 1, "一\n−0.69": 1, "十\n−0.80": 1, "十\n−1.39": 1, "二\n−1.49": 1,
+        "<eos>\n−1.49": 1, "二\n−0.85": 0, **{f"step {t}\nkeep 1": 1 for t in (1, 2, 3, 4)},
+    },
+    "beam_tree_3": {
+        "<bos>\n0.00": 1, "<eos>\n−3.00": 2, "<eos>\n−0.85": 1, "<eos>\n−1.49": 1,
+        "step 1\nkeep 3": 1, "step 2\nkeep 2": 1, "step 4\nkeep 1": 1,
     },
 }
 
@@ -263,6 +281,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("head_split", "merge", {"merged", "merge"}),
     ("cross_attention", "memory", {"src0", "src1", "src2", "src3"}),
     ("cross_attention", "masked_self_attention", {"self_weights"}),
+    ("beam_tree", "finished", {"node:十二<eos>", "node:一十二<eos>"}),
+    ("beam_tree", "ranking", {"ranking"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -292,7 +312,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 11
+    assert len(paths) == 12
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -392,3 +412,60 @@ def test_cross_attention_is_a_rectangle_and_self_attention_a_lower_triangle():
             assert masked == (c > r), (r, c)
     frame = by_gid(fig, "weights")
     assert frame.get_width() != frame.get_height()
+
+
+def toy_table_of_notebook_07():
+    import ast
+
+    for cell in notebook_source("07"):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "TOY = {" in source:
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.Assign) and node.targets[0].id == "TOY":
+                    return ast.literal_eval(node.value)
+    raise AssertionError("notebook 07 has no TOY table")
+
+
+def test_beam_tree_draws_notebook_07s_toy_and_its_answer():
+    assert diagrams._BEAM_TOY == toy_table_of_notebook_07()
+    fig = make("beam_tree")
+    nodes = {a.get_gid()[5:]: a for a in fig.findobj(Patch)
+             if (a.get_gid() or "").startswith("node:")}
+
+    def status(name):
+        box = nodes[name]
+        if box.get_linestyle() != "-":
+            return "pruned"
+        return "finished" if same_color(box.get_facecolor(), diagrams.COLORS["softmax"]) else "kept"
+
+    # Notebook 07's answer to "run beam search by hand with K = 2", step by step.
+    kept = {n for n in nodes if n != "root" and status(n) != "pruned"}
+    assert kept == {"一", "十", "十二", "一十", "十二<eos>", "一十二", "一十二<eos>"}
+    assert {n for n in nodes if status(n) == "finished"} == {"十二<eos>", "一十二<eos>"}
+    assert len(nodes) == 1 + 3 + 5 + 3 + 1  # <bos>, then every candidate of steps 1-4
+    # Each box's total is its parent's plus the log p on the arrow into it, to rounding.
+    total = {n: float(by_gid(fig, f"node:{n}.label").get_text().split("\n")[1]
+                      .replace("−", "-")) for n in nodes}
+    for name in nodes:
+        if name == "root":
+            continue
+        parent = name.removesuffix("<eos>") if name.endswith("<eos>") else name[:-1]
+        step = float(by_gid(fig, f"edge:{name}").get_text().replace("−", "-"))
+        assert abs(total[name] - (total[parent or "root"] + step)) <= 0.011, name
+    # The ranking: 十二 first, log p / lp(n) with n counting <eos>.
+    ranking = by_gid(fig, "ranking.label").get_text().split("\n")
+    scores = [np.log(0.45 * 0.95) / (8 / 6) ** 0.6, np.log(0.5 * 0.5 * 0.9) / (9 / 6) ** 0.6]
+    assert ranking[1].startswith("1. 十二 (n = 3)") and ranking[1].endswith(
+        f"= {scores[0]:.2f}".replace("-", "−"))
+    assert ranking[2].startswith("2. 一十二 (n = 4)") and ranking[2].endswith(
+        f"= {scores[1]:.2f}".replace("-", "−"))
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"beam_size": 0}, ValueError, "beam_size must be from 1 to 3"),
+    ({"beam_size": 4}, ValueError, "beam_size must be from 1 to 3"),
+    ({"beam_size": 2.0}, TypeError, "beam_size must be an int"),
+])
+def test_beam_tree_names_a_wrong_beam_size(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        diagrams.beam_tree(**kwargs)
