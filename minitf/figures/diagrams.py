@@ -11,6 +11,12 @@ function's docstring lists its parts, and an unknown name is an error that lists
 Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
 ``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
 figure are inches from its lower-left corner. Notebooks 00 to 10 each show one.
+
+Besides the architecture, five board drawings for the lectures, the pictures a lecturer would
+otherwise draw by hand: one query against its keys with the notes' numbers (``single_query``,
+notebook 01), Q's column blocks becoming the heads (``head_split``, 03), cross-attention's
+rectangle beside the masked square (``cross_attention``, 06), a beam search tree on
+notebook 07's toy table (``beam_tree``) and the KV cache growing a row a step (``kv_cache``, 07).
 """
 
 import math
@@ -25,7 +31,7 @@ from .viz import use_cjk_font
 
 __all__ = [
     "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "beam_tree", "cross_attention",
-    "decoder_layer", "encoder_layer", "generation_loop", "head_split", "multi_head",
+    "decoder_layer", "encoder_layer", "generation_loop", "head_split", "kv_cache", "multi_head",
     "referent_model", "save_gallery", "single_query", "transformer",
 ]
 
@@ -65,6 +71,7 @@ PARTS = {
     "head_split": ("columns", "split", "heads", "attention", "merge", "output"),
     "cross_attention": ("queries", "memory", "weights", "masked_self_attention"),
     "beam_tree": ("kept", "pruned", "finished", "ranking"),
+    "kv_cache": ("cache", "new_rows", "query", "weights"),
 }
 
 
@@ -197,6 +204,18 @@ def _causal_icon(ax, x, y, n=4, cell=0.075):
             ax.add_patch(Rectangle((x + (j - n / 2) * cell, y + (n / 2 - 1 - i) * cell), cell, cell,
                                    facecolor=INK if j <= i else "white", edgecolor=NOTE_COLOR,
                                    linewidth=0.5, zorder=3))
+
+
+def _cell(ax, x0, y0, w, h, facecolor, *, gid=None, lit=False, label=None, size=FONT,
+          color=INK):
+    """A square-cornered cell from its lower-left corner: one entry or one row of a matrix."""
+    ax.add_patch(Rectangle((x0, y0), w, h, facecolor=facecolor, gid=gid, zorder=2,
+                           edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                           linewidth=2.4 if lit else 0.9))
+    if label:
+        _text(ax, x0 + w / 2, y0 + h / 2, label, size=size, color=color, gid=f"{gid}.label",
+              zorder=3)
+    return _Box(x0 + w / 2, y0 + h / 2, w, h)
 
 
 def _grid(ax, x0, y0, rows, cols, cw, ch, color, *, gid, lit=False):
@@ -1115,6 +1134,90 @@ def beam_tree(beam_size=2, highlight=None):
 
 
 
+def kv_cache(highlight=None):
+    """The KV cache growing: at step t the cached K and V gain one row each, and one query reads
+    all t rows.
+
+    Steps t = 1 … 4 feed ``<bos> 一 千 零`` (notebook 07 §5's answer, one token a step). Each
+    step computes one new row, the new token's q_t, k_t, v_t (periwinkle: just made by W^Q,
+    W^K, W^V), appends k_t and v_t to the cache (K, V: t × d_k and t × d_v), and attends with
+    the one query over all t rows: t weights α (green), one output row z_t. The rows cached
+    before are reused as they are: a step costs one new row, where recomputing would cost t.
+    ``highlight``: one or more of ``"cache"`` (the rows kept from earlier steps),
+    ``"new_rows"`` (k_t and v_t), ``"query"`` (q_t), ``"weights"`` (α).
+    No notebook yet: drawn for the lecture of notebook 07 §5 (the KV cache).
+    """
+    on = _lighter(highlight, PARTS["kv_cache"])
+    tokens = ["<bos>", "一", "千", "零"]
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "KV cache 键值缓存: each step appends one row to K and V", size=12,
+          ha="left", gid="title")
+    _text(ax, 9.75, 5.3, r"$z_t = \mathrm{softmax}(q_t K^\top / \sqrt{d_k})\, V$", size=12,
+          ha="right", gid="formula")
+    margin, pitch, kw, aw, gap, row_h = 1.6, 2.05, 0.62, 0.26, 0.1, 0.3
+    new_y, top = 4.15, 3.55  # the new query's row; the cache's first row starts at top
+    row_y = [top - (r + 0.5) * row_h for r in range(len(tokens))]
+    for r, token in enumerate(tokens):
+        _text(ax, margin - 0.15, row_y[r], token, ha="right", size=SMALL, gid=f"token{r}")
+    _text(ax, margin - 0.15, new_y, "new token", ha="right", size=SMALL, color=NOTE_COLOR,
+          gid="new_label")
+    work_y = (1.45, 1.05)
+    _text(ax, 0.25, 1.8, "rows computed per step 每步计算的行数:", ha="left", size=SMALL,
+          gid="work_title")
+    _text(ax, margin - 0.15, work_y[0], "with cache 有缓存", ha="right", size=SMALL,
+          gid="work_cached")
+    _text(ax, margin - 0.15, work_y[1], "without 不用缓存", ha="right", size=SMALL,
+          gid="work_full")
+
+    new = COLORS["linear"]
+    for t in range(1, len(tokens) + 1):
+        x = margin + (t - 1) * pitch
+        kx, ax_, vx = x, x + kw + gap, x + kw + gap + aw + gap
+        _text(ax, vx - gap - aw / 2, 4.75, f"step {t}: feed {tokens[t - 1]}", size=FONT,
+              gid=f"step{t}")
+        q = _cell(ax, kx, new_y - row_h / 2, kw, row_h, new, gid=f"step{t}.q", lit=on("query"),
+                  label=f"$q_{t}$")
+        z = _cell(ax, vx, new_y - row_h / 2, kw, row_h, COLORS["data"], gid=f"step{t}.z",
+                  label=f"$z_{t}$")
+        for r in range(t):
+            latest = r == t - 1
+            part = "new_rows" if latest else "cache"
+            y0 = row_y[r] - row_h / 2
+            _cell(ax, kx, y0, kw, row_h, new if latest else COLORS["data"], gid=f"step{t}.k{r + 1}",
+                  lit=on(part), label=f"$k_{r + 1}$")
+            _cell(ax, ax_, y0, aw, row_h, COLORS["softmax"], gid=f"step{t}.a{r + 1}",
+                  lit=on("weights"))
+            _cell(ax, vx, y0, kw, row_h, new if latest else COLORS["data"], gid=f"step{t}.v{r + 1}",
+                  lit=on(part), label=f"$v_{r + 1}$")
+        _arrow(ax, q.bottom(), (q.x, top))
+        _arrow(ax, (z.x, top), z.bottom())
+        _text(ax, ax_ + aw / 2, (new_y + top) / 2, r"$\alpha$", size=SMALL, gid=f"step{t}.alpha")
+        bottom = top - len(tokens) * row_h - 0.1
+        _text(ax, q.x, bottom, rf"$K$: ${t} \times d_k$", va="top", size=SMALL,
+              gid=f"step{t}.K_shape")
+        _text(ax, z.x, bottom, rf"$V$: ${t} \times d_v$", va="top", size=SMALL,
+              gid=f"step{t}.V_shape")
+        # The work of the step, in rows: one new row with the cache, t rows without.
+        for which, y, n in (("cached", work_y[0], 1), ("full", work_y[1], t)):
+            for i in range(n):
+                ax.add_patch(Rectangle((kx + i * 0.24, y - 0.1), 0.2, 0.2, facecolor=new,
+                                       edgecolor=EDGE_COLOR, linewidth=0.9, zorder=2,
+                                       gid=f"step{t}.{which}{i}"))
+            _text(ax, kx + n * 0.24 + 0.06, y, "1 row" if n == 1 else f"{n} rows", ha="left",
+                  size=SMALL, gid=f"step{t}.{which}")
+    for i, (fill, s) in enumerate(((new, "computed at this step"), (COLORS["data"],
+                                    "read from the cache 缓存"), (COLORS["softmax"],
+                                    "the weights α, one per row of K"))):
+        x = 0.25 + i * 3.2
+        ax.add_patch(Rectangle((x, 0.5), 0.3, 0.2, facecolor=fill, edgecolor=EDGE_COLOR,
+                               linewidth=0.9, zorder=2))
+        _text(ax, x + 0.4, 0.6, s, ha="left", size=SMALL, gid=f"legend{i}")
+    _text(ax, 0.25, 0.2, "The same numbers as recomputing: the past does not change. "
+          "Cross-attention's K, V (the memory): computed once.", ha="left", size=SMALL,
+          color=NOTE_COLOR, gid="note")
+    return ax.figure
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -1131,7 +1234,7 @@ def save_gallery(directory, dpi=100):
     }
     figures.update({
         "single_query": single_query(), "head_split": head_split(),
-        "cross_attention": cross_attention(), "beam_tree": beam_tree(),
+        "cross_attention": cross_attention(), "beam_tree": beam_tree(), "kv_cache": kv_cache(),
     })
     paths = []
     for name, fig in figures.items():

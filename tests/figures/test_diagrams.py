@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -36,6 +37,7 @@ DIAGRAMS = [
     ("beam_tree", {}),
     ("beam_tree", {"beam_size": 1}),
     ("beam_tree", {"beam_size": 3}),
+    ("kv_cache", {}),
 ]
 
 
@@ -143,6 +145,15 @@ REQUIRED = {
     "beam_tree_3": {
         "<bos>\n0.00": 1, "<eos>\n−3.00": 2, "<eos>\n−0.85": 1, "<eos>\n−1.49": 1,
         "step 1\nkeep 3": 1, "step 2\nkeep 2": 1, "step 4\nkeep 1": 1,
+    },
+    "kv_cache": {
+        "KV cache 键值缓存: each step appends one row to K and V": 1,
+        **{f"$q_{t}$": 1 for t in range(1, 5)}, **{f"$z_{t}$": 1 for t in range(1, 5)},
+        **{f"$k_{r}$": 5 - r for r in range(1, 5)}, **{f"$v_{r}$": 5 - r for r in range(1, 5)},
+        **{f"$K$: ${t} \\times d_k$": 1 for t in range(1, 5)},
+        **{f"$V$: ${t} \\times d_v$": 1 for t in range(1, 5)},
+        "step 1: feed <bos>": 1, "step 2: feed 一": 1, "step 3: feed 千": 1,
+        "step 4: feed 零": 1, "1 row": 5, "2 rows": 1, "3 rows": 1, "4 rows": 1,
     },
 }
 
@@ -283,6 +294,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("cross_attention", "masked_self_attention", {"self_weights"}),
     ("beam_tree", "finished", {"node:十二<eos>", "node:一十二<eos>"}),
     ("beam_tree", "ranking", {"ranking"}),
+    ("kv_cache", "query", {f"step{t}.q" for t in range(1, 5)}),
+    ("kv_cache", "new_rows", {f"step{t}.{m}{t}" for t in range(1, 5) for m in "kv"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -312,7 +325,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 12
+    assert len(paths) == 13
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -469,3 +482,22 @@ def test_beam_tree_draws_notebook_07s_toy_and_its_answer():
 def test_beam_tree_names_a_wrong_beam_size(kwargs, error, match):
     with pytest.raises(error, match=match):
         diagrams.beam_tree(**kwargs)
+
+
+def test_kv_cache_grows_one_row_a_step_and_the_query_reads_them_all():
+    fig = make("kv_cache")
+    new = diagrams.COLORS["linear"]
+    for t in range(1, 5):
+        for m in "kav":  # keys, weights, values: t rows at step t
+            rows = [a for a in fig.findobj(Patch)
+                    if re.fullmatch(rf"step{t}\.{m}\d", a.get_gid() or "")]
+            assert len(rows) == t, (t, m)
+        for m in "kv":  # only the last row is new; the others come from the cache
+            fresh = [r for r in range(1, t + 1)
+                     if same_color(by_gid(fig, f"step{t}.{m}{r}").get_facecolor(), new)]
+            assert fresh == [t], (t, m)
+        assert same_color(by_gid(fig, f"step{t}.q").get_facecolor(), new)
+        # The work: one row with the cache, t rows without it.
+        assert by_gid(fig, f"step{t}.cached").get_text() == "1 row"
+        assert by_gid(fig, f"step{t}.full").get_text() == ("1 row" if t == 1 else f"{t} rows")
+        assert by_gid(fig, f"step{t}.K_shape").get_text() == f"$K$: ${t} \\times d_k$"
