@@ -1221,8 +1221,9 @@ def kv_cache(highlight=None):
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
-    ``python -m minitf.diagrams DIRECTORY`` does the same, to look at them all at once
-    (the figures the notebooks show). No notebook calls it: it is for looking at them all.
+    ``python -m minitf.figures.diagrams DIRECTORY`` does the same, to look at them all at once
+    (the figures the notebooks show, and the five board drawings with their defaults).
+    No notebook calls it: it is for looking at them all.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

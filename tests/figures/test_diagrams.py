@@ -1,4 +1,4 @@
-"""minitf.diagrams: each figure builds quietly, carries its labels, and nothing collides."""
+"""minitf.figures.diagrams: each figure builds quietly, carries its labels, and nothing collides."""
 
 import itertools
 import json
