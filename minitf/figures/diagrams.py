@@ -11,6 +11,12 @@ function's docstring lists its parts, and an unknown name is an error that lists
 Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
 ``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
 figure are inches from its lower-left corner. Notebooks 00 to 10 each show one.
+
+Besides the architecture, five board drawings for the lectures, the pictures a lecturer would
+otherwise draw by hand: one query against its keys with the notes' numbers (``single_query``,
+notebook 01), Q's column blocks becoming the heads (``head_split``, 03), cross-attention's
+rectangle beside the masked square (``cross_attention``, 06), a beam search tree on
+notebook 07's toy table (``beam_tree``) and the KV cache growing a row a step (``kv_cache``, 07).
 """
 
 import math
@@ -24,8 +30,9 @@ from matplotlib.path import Path as _Path
 from .viz import use_cjk_font
 
 __all__ = [
-    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "decoder_layer", "encoder_layer",
-    "generation_loop", "multi_head", "referent_model", "save_gallery", "transformer",
+    "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "beam_tree", "cross_attention",
+    "decoder_layer", "encoder_layer", "generation_loop", "head_split", "kv_cache", "multi_head",
+    "referent_model", "save_gallery", "single_query", "transformer",
 ]
 
 COLORS = {
@@ -40,7 +47,9 @@ COLORS = {
     "mask": "#E2E2E2",
     "stack": "#ECE4D8",  # a whole encoder or decoder drawn as one box
 }
-HEAD_COLORS = ("#A8DCD1", "#F4BFCB", "#CDBDEB", "#DCDD99")  # head 1..4 in multi_head()
+# Head 1..4 in multi_head(), head 0..7 in head_split(): the first four are the same.
+HEAD_COLORS = ("#A8DCD1", "#F4BFCB", "#CDBDEB", "#DCDD99",
+               "#F2C6A4", "#B4CDEB", "#C9E3A6", "#E3C1E0")
 HIGHLIGHT_COLOR = "#D62728"
 EDGE_COLOR = "#505050"
 INK = "#262626"  # text and arrows
@@ -58,6 +67,11 @@ PARTS = {
     "decoder_layer": ("masked_attention", "cross_attention", "ffn", "norm", "memory", "mask"),
     "generation_loop": ("encoder", "decoder", "feedback", "stop"),
     "referent_model": ("embedding", "positional", "encoder", "pointer"),
+    "single_query": ("query", "keys", "scores", "scale", "softmax", "weighted_sum"),
+    "head_split": ("columns", "split", "heads", "attention", "merge", "output"),
+    "cross_attention": ("queries", "memory", "weights", "masked_self_attention"),
+    "beam_tree": ("kept", "pruned", "finished", "ranking"),
+    "kv_cache": ("cache", "new_rows", "query", "weights"),
 }
 
 
@@ -143,13 +157,14 @@ def _add(ax, x, y, *, gid, lit=False, r=0.13):
     return _Box(x, y, 2 * r, 2 * r)
 
 
-def _arrow(ax, *points, lit=False, head=True, gid=None, color=INK, lw=1.3):
+def _arrow(ax, *points, lit=False, head=True, gid=None, color=INK, lw=1.3, dashed=False):
     """A line through ``points`` (turning at right angles), with an arrowhead at the last."""
     color, lw = (HIGHLIGHT_COLOR, 2.4) if lit else (color, lw)
     style = "-|>,head_length=0.5,head_width=0.22" if head else "-"
     ax.add_patch(FancyArrowPatch(
         path=_Path(points), arrowstyle=style, mutation_scale=16, color=color, linewidth=lw,
-        joinstyle="miter", capstyle="butt", gid=gid, zorder=1.5))
+        joinstyle="miter", capstyle="butt", gid=gid, zorder=1.5,
+        linestyle=(0, (4, 3)) if dashed else "-"))
 
 
 def _dot(ax, point, *, lit=False):
@@ -189,6 +204,42 @@ def _causal_icon(ax, x, y, n=4, cell=0.075):
             ax.add_patch(Rectangle((x + (j - n / 2) * cell, y + (n / 2 - 1 - i) * cell), cell, cell,
                                    facecolor=INK if j <= i else "white", edgecolor=NOTE_COLOR,
                                    linewidth=0.5, zorder=3))
+
+
+def _cell(ax, x0, y0, w, h, facecolor, *, gid=None, lit=False, label=None, size=FONT,
+          color=INK):
+    """A square-cornered cell from its lower-left corner: one entry or one row of a matrix."""
+    ax.add_patch(Rectangle((x0, y0), w, h, facecolor=facecolor, gid=gid, zorder=2,
+                           edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                           linewidth=2.4 if lit else 0.9))
+    if label:
+        _text(ax, x0 + w / 2, y0 + h / 2, label, size=size, color=color, gid=f"{gid}.label",
+              zorder=3)
+    return _Box(x0 + w / 2, y0 + h / 2, w, h)
+
+
+def _grid(ax, x0, y0, rows, cols, cw, ch, color, *, gid, lit=False):
+    """A ``rows`` × ``cols`` matrix from its lower-left corner, row 0 on top; ``color(r, c)``
+    fills entry (r, c), whose gid is ``gid.r.c``. The frame carries ``gid`` and the highlight."""
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((x0 + c * cw, y0 + (rows - 1 - r) * ch), cw, ch,
+                                   facecolor=color(r, c), edgecolor=NOTE_COLOR, linewidth=0.6,
+                                   gid=f"{gid}.{r}.{c}", zorder=2))
+    ax.add_patch(Rectangle((x0, y0), cols * cw, rows * ch, facecolor="none", gid=gid, zorder=3,
+                           edgecolor=HIGHLIGHT_COLOR if lit else EDGE_COLOR,
+                           linewidth=2.8 if lit else 1.2))
+    return _Box(x0 + cols * cw / 2, y0 + rows * ch / 2, cols * cw, rows * ch)
+
+
+def _behind(color):
+    """A text's background in ``color``: a label drawn on a grid hides the lines under it."""
+    return dict(boxstyle="square,pad=0.08", facecolor=color, edgecolor="none")
+
+
+def _num(value, digits=2):
+    """A number as a slide prints it: a true minus sign, no "-0.00"."""
+    return f"{value + 0.0:.{digits}f}".replace("-", "−")
 
 
 def _tokens(ax, x, y, tokens, *, w=0.5, h=0.36, gap=0.06, gid, fed_back=()):
@@ -701,11 +752,478 @@ def referent_model(highlight=None):
           gid="p_note")
     return ax.figure
 
+
+def single_query(highlight=None):
+    """One query against its keys, the notes' worked example as a lecturer draws it on the board.
+
+    The query q₁ of "Thinking" meets the key k₁ of "Thinking" and the key k₂ of "Machines": the
+    dot products 112 and 96 (on the arrows), divided by √d_k = √64 = 8 to 14 and 12, a softmax
+    over both to the weights 0.88 and 0.12 (bars), and the weighted sum of the values
+    z₁ = 0.88 v₁ + 0.12 v₂. The numbers are Jay Alammar's (The Illustrated Transformer), which the
+    notebook executes; the figure computes them from the two scores and d_k. ``highlight``: one
+    or more of ``"query"``, ``"keys"``, ``"scores"`` (the arrows), ``"scale"`` (÷ √d_k),
+    ``"softmax"``, ``"weighted_sum"`` (the values, the sum and z₁).
+    No notebook yet: drawn for the lecture of notebook 01 §3 (the notes' worked example).
+    """
+    on = _lighter(highlight, PARTS["single_query"])
+    words, scores, d_k = ("Thinking", "Machines"), (112, 96), 64
+    scaled = [s / math.sqrt(d_k) for s in scores]
+    exps = [math.exp(s - max(scaled)) for s in scaled]
+    weights = [e / sum(exps) for e in exps]
+
+    ax = _canvas(10, 4.4)
+    _text(ax, 0.25, 4.1, "One query against its keys 单个查询的注意力 · the notes' example",
+          size=12, ha="left", gid="title")
+    _text(ax, 9.75, 4.1, r"$z_1 = \sum_i\, \mathrm{softmax}_i\left(\dfrac{q_1 \cdot k_i}"
+          r"{\sqrt{d_k}}\right) v_i$", size=12, ha="right", gid="formula")
+    rows, mid = (2.85, 1.35), 2.1
+    headers = ((2.05, "1 · scores 注意力分数"), (4.0, "2 · divide by $\\sqrt{d_k} = 8$"),
+               (6.45, "3 · softmax → weights 权重"), (8.75, "4 · weighted sum 加权平均"))
+    for i, (x, s) in enumerate(headers, start=1):
+        _text(ax, x, 3.5, s, size=SMALL, color=NOTE_COLOR, gid=f"step{i}")
+
+    query = _box(ax, 0.7, mid, 0.62, 0.5, "$q_1$", "data", gid="query", size=14, lit=on("query"))
+    _text(ax, query.x, query.y + 0.33, "“Thinking”", va="bottom", size=SMALL, gid="query.word")
+    _text(ax, query.x, query.y - 0.33, "query 查询", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="query.note")
+    fork = (1.3, mid)
+    ax.plot([query.right()[0], fork[0]], [mid, mid], color=HIGHLIGHT_COLOR if on("scores")
+            else INK, lw=2.4 if on("scores") else 1.3, zorder=1.5)
+    _dot(ax, fork, lit=on("scores"))
+    softmax = _box(ax, 5.6, mid, 0.95, rows[0] - rows[1] + 0.62, "softmax", "softmax",
+                   gid="softmax", lit=on("softmax"))
+    total = _add(ax, 9.1, mid, gid="sum", lit=on("weighted_sum"))
+    for i, (y, word, score, s, w) in enumerate(zip(rows, words, scores, scaled, weights),
+                                               start=1):
+        key = _box(ax, 3.05, y, 0.62, 0.5, f"$k_{i}$", "data", gid=f"key{i}", size=14,
+                   lit=on("keys"))
+        _text(ax, key.x, key.y - 0.3, f"key of “{word}”", va="top", size=SMALL,
+              color=NOTE_COLOR, gid=f"key{i}.word")
+        _arrow(ax, fork, (fork[0], y), key.left(), gid=f"score{i}", lit=on("scores"))
+        _text(ax, (fork[0] + key.left()[0]) / 2 + 0.05, y + 0.06,
+              rf"$q_1 \cdot k_{i} = {score}$", va="bottom", gid=f"score{i}.value")
+        small = _box(ax, 4.5, y, 0.62, 0.5, f"{s:g}", "data", gid=f"scaled{i}", size=14,
+                     lit=on("scale"))
+        _arrow(ax, key.right(), small.left())
+        _text(ax, (key.right()[0] + small.left()[0]) / 2, y + 0.06, "÷ 8", va="bottom",
+              gid=f"scale{i}")
+        _arrow(ax, small.right(), (softmax.left()[0], y))
+        # The weight as a bar, as long as it is large (a weight of 1 would be 1 inch).
+        bar_x = softmax.right()[0] + 0.15
+        ax.add_patch(Rectangle((bar_x, y - 0.17), w, 0.34, facecolor=COLORS["softmax"],
+                               edgecolor=EDGE_COLOR, linewidth=1.1, gid=f"weight{i}", zorder=2))
+        _text(ax, bar_x + w + 0.08, y, f"{w:.2f}", ha="left", size=13, gid=f"weight{i}.value")
+        value = _box(ax, 8.3, y, 0.7, 0.5, rf"$\times\ v_{i}$", "data", gid=f"value{i}",
+                     size=14, lit=on("weighted_sum"))
+        _arrow(ax, (bar_x + w + 0.6, y), value.left())
+        _arrow(ax, value.right(), (total.x, y), total.top() if y > mid else total.bottom(),
+               lit=on("weighted_sum"))
+    z = _box(ax, 9.6, mid, 0.5, 0.5, "$z_1$", "data", gid="z", size=14, lit=on("weighted_sum"))
+    _arrow(ax, total.right(), z.left(), lit=on("weighted_sum"))
+
+    _text(ax, 0.25, 0.35, rf"$d_k = {d_k}$, so $\sqrt{{d_k}} = 8$:   "
+          rf"${scores[0]} / 8 = {scaled[0]:g}$,  ${scores[1]} / 8 = {scaled[1]:g}$;   "
+          r"$\alpha_1 = \dfrac{e^{14}}{e^{14} + e^{12}} = \dfrac{1}{1 + e^{-2}}"
+          rf" = {weights[0]:.2f}$", ha="left", size=SMALL, gid="arithmetic")
+    _text(ax, 9.75, 0.35, rf"$z_1 = {weights[0]:.2f}\,v_1 + {weights[1]:.2f}\,v_2$", ha="right",
+          size=14, gid="result")
+    return ax.figure
+
+
+
+def head_split(num_heads=4, highlight=None):
+    """``split_heads`` and ``merge_heads`` as pictures: Q's column blocks become the heads.
+
+    Q = XW^Q, (B, L, d_model), is cut into ``num_heads`` contiguous blocks of d_k = d_model / h
+    columns: head i takes columns i·d_k : (i+1)·d_k (heads counted from 0, as in the code;
+    ``multi_head()`` counts them from 1, as the paper). ``split_heads`` (reshape to
+    (B, L, h, d_k), transpose to (B, h, L, d_k)) makes each block one head's L × d_k matrix;
+    every head attends on its own; ``merge_heads`` puts the heads' outputs side by side again
+    (the concatenation, (B, L, d_model)) and W^O mixes them. K and V are split the same way.
+    ``num_heads``: 1 to 8. ``highlight``: one or more of ``"columns"`` (Q and its blocks),
+    ``"split"``, ``"heads"``, ``"attention"``, ``"merge"``, ``"output"`` (W^O and the output).
+    No notebook yet: drawn for the lecture of notebook 03 ("One big projection, split into
+    heads").
+    """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int):
+        raise TypeError(f"num_heads must be an int from 1 to 8, got {num_heads!r:.60}")
+    if not 1 <= num_heads <= len(HEAD_COLORS):
+        raise ValueError(f"num_heads must be from 1 to {len(HEAD_COLORS)} (one colour per head),"
+                         f" got {num_heads}")
+    on = _lighter(highlight, PARTS["head_split"])
+    h, L, d_k = num_heads, 5, 2  # drawn sizes: L rows (notebook 03's five words), d_k columns
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "Splitting into heads 拆分多头", size=12, ha="left", gid="title")
+    _text(ax, 9.75, 5.3, r"$(B, L, d_{\mathrm{model}}) \to (B, L, h, d_k) \to (B, h, L, d_k)$",
+          size=12, ha="right", gid="formula")
+    ch = 0.17
+    q_w, q_x0, q_y0 = 2.4, 0.5, 3.7
+    cw = q_w / (h * d_k)
+    color = lambda r, c: HEAD_COLORS[c // d_k]  # noqa: E731 - column c belongs to head c // d_k
+    q = _grid(ax, q_x0, q_y0, L, h * d_k, cw, ch, color, gid="Q", lit=on("columns"))
+    _text(ax, q.x, q.top()[1] + 0.12, "$Q = XW^Q$", va="bottom", gid="Q.name")
+    for i in range(h):  # each block's head number, in the block
+        _text(ax, q_x0 + (i + 0.5) * d_k * cw, q.y, f"{i}", gid=f"Q.block{i}", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+    _text(ax, q.x, q.bottom()[1] - 0.08, r"$(B, L, d_{\mathrm{model}})$" + "\n"
+          r"head $i$: columns $i\,d_k : (i+1)\,d_k$", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="Q.shape")
+
+    # The heads: one L × d_k matrix each, a new axis in front of the positions.
+    left, right, gap = 5.0, 9.6, 0.3 if h > 4 else 0.45
+    head_w = min(0.8, (right - left - (h - 1) * gap) / h)
+    span = h * head_w + (h - 1) * gap  # centred in the room from left to right
+    xs = [(left + right - span) / 2 + i * (head_w + gap) for i in range(h)]
+    _text(ax, (left + right) / 2, 5.0, rf"$h = {h}$ " + ("heads, each" if h > 1 else "head,")
+          + r" $L \times d_k$", size=SMALL, color=NOTE_COLOR, gid="heads.shape")
+    _arrow(ax, q.right(), (xs[0] - 0.15, q.y), lit=on("split"), gid="split")
+    mid = (q.right()[0] + xs[0] - 0.15) / 2
+    _text(ax, mid, q.y + 0.08, "split_heads", va="bottom", family="monospace", gid="split.name",
+          color=HIGHLIGHT_COLOR if on("split") else INK)
+    _text(ax, mid, q.y - 0.08, "reshape, transpose\n" r"$(B, h, L, d_k)$", va="top", size=SMALL,
+          color=NOTE_COLOR, gid="split.note")
+    band = _box(ax, (left + right) / 2, 3.1, max(span + 0.2, 4.0), 0.5,
+                "attention, every head on its own 每个头独立计算", "attention",
+                gid="attention", lit=on("attention"))
+    z_y0 = 1.7
+    for i, x in enumerate(xs):
+        head = _grid(ax, x, q_y0, L, d_k, head_w / d_k, ch, lambda r, c, i=i: HEAD_COLORS[i],
+                     gid=f"head{i}", lit=on("heads"))
+        if h <= 5:  # more would crowd: then the matrices' names say which head
+            _text(ax, head.x, head.top()[1] + 0.08, f"head {i}", va="bottom", size=SMALL,
+                  gid=f"head{i}.title")
+        _text(ax, head.x, head.y, f"$Q_{i}$", gid=f"head{i}.label", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+        _arrow(ax, head.bottom(), (head.x, band.top()[1]))
+        out = _grid(ax, x, z_y0, L, d_k, head_w / d_k, ch, lambda r, c, i=i: HEAD_COLORS[i],
+                    gid=f"Z{i}", lit=on("heads"))
+        _text(ax, out.x, out.y, f"$Z_{i}$", gid=f"Z{i}.label", zorder=4,
+              bbox=_behind(HEAD_COLORS[i]))
+        _arrow(ax, (out.x, band.bottom()[1]), out.top())
+
+    # The way back: merge_heads (the concatenation), then W^O.
+    merged = _grid(ax, q_x0, z_y0, L, h * d_k, cw, ch, color, gid="merged", lit=on("merge"))
+    _arrow(ax, (xs[0] - 0.15, merged.y), merged.right(), lit=on("merge"), gid="merge")
+    back = (merged.right()[0] + xs[0] - 0.15) / 2
+    _text(ax, back, merged.y + 0.08, "merge_heads", va="bottom", family="monospace",
+          gid="merge.name", color=HIGHLIGHT_COLOR if on("merge") else INK)
+    _text(ax, back, merged.y - 0.08, "= concat 拼接", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="merge.note")
+    _text(ax, merged.x, merged.top()[1] + 0.08, r"$(B, L, d_{\mathrm{model}})$", va="bottom",
+          size=SMALL, color=NOTE_COLOR, gid="merged.shape")
+    w_o = _box(ax, merged.x, 0.75, 0.7, 0.5, "$W^O$", "linear", gid="W_O", size=13,
+               lit=on("output"))
+    _arrow(ax, merged.bottom(), w_o.top())
+    output = _box(ax, 3.9, 0.75, 0.9, 0.5, "output", "data", gid="output", lit=on("output"))
+    _arrow(ax, w_o.right(), output.left())
+    _text(ax, output.right()[0] + 0.12, output.y, r"$(B, L, d_{\mathrm{model}})$, as it came in",
+          ha="left", size=SMALL, color=NOTE_COLOR, gid="output.shape")
+    _text(ax, 9.75, 0.75, "K and V are split the same way", ha="right", size=SMALL,
+          color=NOTE_COLOR, gid="kv_note")
+    return ax.figure
+
+
+
+def cross_attention(highlight=None):
+    """Cross-attention's weights: a rectangle, L_t × L_s, beside the masked self-attention's square.
+
+    The decoder's L_t = 5 positions (``<bos> 一 千 零 五``, the target shifted right) ask the
+    queries Q, one row each; the encoder's memory of the L_s = 4 source tokens
+    (``one thousand five <eos>``) gives the keys K and values V, one column each. So the weights
+    are L_t × L_s, not square, and nothing is masked: every target position may read the whole
+    source (only padding would be). For contrast, the decoder's masked self-attention is
+    L_t × L_t, a lower triangle (grey: masked). ``highlight``: one or more of ``"queries"``,
+    ``"memory"`` (the keys and values), ``"weights"`` (the rectangle),
+    ``"masked_self_attention"`` (the square).
+    No notebook yet: drawn for the lecture of notebook 06 §4 (cross-attention).
+    """
+    on = _lighter(highlight, PARTS["cross_attention"])
+    target = ["<bos>", "一", "千", "零", "五"]
+    source = ["one", "thousand", "five", "<eos>"]
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "Cross-attention 交叉注意力: a rectangle, not a square", size=12,
+          ha="left", gid="title")
+
+    # The rectangle: one row per target position (its query), one column per source token.
+    cw, ch, x0, y0 = 0.9, 0.48, 1.8, 1.75
+    rows, cols = len(target), len(source)
+    weights = _grid(ax, x0, y0, rows, cols, cw, ch, lambda r, c: COLORS["softmax"],
+                    gid="weights", lit=on("weights"))
+    top = weights.top()[1]
+    for c, token in enumerate(source):
+        _box(ax, x0 + (c + 0.5) * cw, top + 0.3, cw - 0.08, 0.36, token, "data", gid=f"src{c}",
+             size=SMALL, lit=on("memory"))
+    _text(ax, weights.x, top + 0.6, "keys K, values V 键、值: the encoder memory 编码器输出",
+          va="bottom", gid="memory_label")
+    for r, token in enumerate(target):
+        _box(ax, x0 - 0.4, y0 + (rows - 0.5 - r) * ch, 0.64, ch - 0.1, token, "data",
+             gid=f"tgt{r}", size=SMALL, lit=on("queries"))
+    _text(ax, x0 - 1.25, weights.y, "queries Q 查询:\nthe decoder 解码器", rotation=90,
+          gid="queries_label")
+    _text(ax, weights.x, y0 - 0.1, rf"$L_t \times L_s = {rows} \times {cols}$: "
+          r"$\mathrm{softmax}(QK^\top/\sqrt{d_k})$", va="top", gid="weights.shape")
+    _text(ax, weights.x, y0 - 0.5, r"$Q$: $L_t \times d_k$ from the decoder;   $K$, $V$: "
+          r"$L_s \times d_k$ from the memory", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="weights.inputs")
+    _text(ax, weights.x, y0 - 0.85, "one row per target position, each row sums to 1;\n"
+          "nothing masked: every position reads the whole source", va="top", size=SMALL,
+          color=NOTE_COLOR, gid="weights.note")
+
+    # For contrast: the masked self-attention, a square with its upper triangle masked.
+    sw = 0.46
+    sx0, sy0 = 9.7 - rows * sw, top - rows * sw
+    square = _grid(ax, sx0, sy0, rows, rows, sw, sw,
+                   lambda r, c: COLORS["softmax"] if c <= r else COLORS["mask"],
+                   gid="self_weights", lit=on("masked_self_attention"))
+    for i, token in enumerate(target):
+        _text(ax, sx0 - 0.1, sy0 + (rows - 0.5 - i) * sw, token, ha="right", size=SMALL,
+              gid=f"self_row{i}")
+        _text(ax, sx0 + (i + 0.5) * sw, top + 0.08, token, va="bottom", size=SMALL,
+              gid=f"self_col{i}")
+    _text(ax, square.x, top + 0.6, "for contrast: masked self-attention\n掩码自注意力",
+          va="bottom", gid="self_label")
+    _text(ax, square.x, sy0 - 0.1, rf"$L_t \times L_t = {rows} \times {rows}$", va="top",
+          gid="self_weights.shape")
+    _text(ax, square.x, sy0 - 0.45, "a square; grey: masked,\na position sees itself and\n"
+          "the positions before it", va="top", size=SMALL, color=NOTE_COLOR,
+          gid="self_weights.note")
+    return ax.figure
+
+
+
+# Notebook 07 §2's made-up model for "twelve": p(next token | the answer so far); after any
+# other answer so far, <eos> with p = 1. tests/figures checks it against the notebook's TOY.
+_BEAM_TOY = {
+    "": {"一": 0.50, "十": 0.45, "<eos>": 0.05},
+    "一": {"十": 0.50, "二": 0.40, "<eos>": 0.10},
+    "一十": {"二": 0.90, "<eos>": 0.10},
+    "十": {"二": 0.95, "<eos>": 0.05},
+}
+
+
+@dataclass
+class _Hypothesis:
+    """A node of the beam tree: the tokens so far, their total log p and this token's."""
+
+    tokens: tuple
+    logp: float
+    step_logp: float
+    status: str = "pruned"  # or "kept" (in the beam), "finished" (kept, ends in <eos>)
+    children: list = None
+
+
+def _toy_beam(beam_size, max_len=5, length_penalty=0.6):
+    """Beam search on ``_BEAM_TOY`` as notebook 07's exercise does it: returns the root, the
+    number of places in the beam at each step, and the finished answers with their scores
+    log p / lp(n), best first."""
+    root = _Hypothesis((), 0.0, 0.0, "kept")
+    beam, finished, places = [root], [], []
+    for _ in range(max_len):
+        candidates = []
+        for hyp in beam:
+            hyp.children = [
+                _Hypothesis(hyp.tokens + (token,), hyp.logp + math.log(p), math.log(p))
+                for token, p in _BEAM_TOY.get("".join(hyp.tokens), {"<eos>": 1.0}).items()]
+            candidates += hyp.children
+        candidates.sort(key=lambda c: -c.logp)  # best total log p first (stable)
+        places.append(beam_size - len(finished))
+        beam = []
+        for hyp in candidates[:places[-1]]:
+            hyp.status = "finished" if hyp.tokens[-1] == "<eos>" else "kept"
+            (finished if hyp.status == "finished" else beam).append(hyp)
+        if not beam:
+            break
+    scored = [(h, h.logp / ((5 + len(h.tokens)) / 6) ** length_penalty) for h in finished + beam]
+    return root, places, sorted(scored, key=lambda s: -s[1])
+
+
+def beam_tree(beam_size=2, highlight=None):
+    """Beam search as a tree, on notebook 07's toy model for "twelve": what is kept, what is cut.
+
+    From ``<bos>``, every live hypothesis is extended by every token the toy table allows; the
+    arrows carry that token's log p, the boxes the token and the hypothesis' total log p (the
+    sum along its path). At each step the best candidates stay in the beam (white), as many as
+    ``beam_size`` minus the answers already finished; the rest are pruned (grey, dashed). A
+    kept candidate that ends in ``<eos>`` is finished (green) and leaves the beam, which
+    narrows. The finished answers are ranked by log p / lp(n), lp(n) = ((5 + n)/6)^0.6, as in
+    the notebook: with K = 2, 十二 (−0.72) before 一十二 (−1.17), the answer of greedy decoding
+    (K = 1). ``beam_size``: 1 to 3. ``highlight``: one or more of ``"kept"``, ``"pruned"``,
+    ``"finished"``, ``"ranking"``.
+    No notebook yet: drawn for the lecture of notebook 07 §2 (beam search).
+    """
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int):
+        raise TypeError(f"beam_size must be an int from 1 to 3, got {beam_size!r:.60}")
+    if not 1 <= beam_size <= 3:
+        raise ValueError(f"beam_size must be from 1 to 3 (the toy table has three tokens), "
+                         f"got {beam_size}")
+    on = _lighter(highlight, PARTS["beam_tree"])
+    root, places, ranked = _toy_beam(beam_size)
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, f"Beam search 束搜索, beam size K = {beam_size}, on notebook 07's toy "
+          "model for “twelve”", size=12, ha="left", gid="title")
+
+    # Rows: each leaf its own, a parent on its first child's row, so the best path runs straight.
+    rows, leaves, pitch, first_y, x0, step_x = {}, [], 0.6, 4.25, 0.55, 1.6
+
+    def place(hyp):
+        for child in hyp.children or ():
+            place(child)
+        if not hyp.children:
+            leaves.append(hyp.tokens)
+        rows[hyp.tokens] = rows[hyp.children[0].tokens] if hyp.children else len(leaves) - 1
+
+    place(root)
+    w, h = 0.62, 0.5
+    _text(ax, x0, 4.62, "start", va="bottom", size=SMALL, color=NOTE_COLOR, gid="step0")
+    for step, room in enumerate(places, start=1):
+        _text(ax, x0 + step * step_x, 4.62, f"step {step}\nkeep {room}", va="bottom", size=SMALL,
+              color=NOTE_COLOR, gid=f"step{step}")
+
+    def draw(hyp, parent_box):
+        x, y = x0 + len(hyp.tokens) * step_x, first_y - rows[hyp.tokens] * pitch
+        token = hyp.tokens[-1] if hyp.tokens else "<bos>"
+        name = "".join(hyp.tokens) or "root"
+        pruned = hyp.status == "pruned"
+        style = dict(kept=("data", INK), finished=("softmax", INK), pruned=(None, NOTE_COLOR))
+        kind, color = style[hyp.status]
+        box = _box(ax, x, y, w, h, f"{token}\n{_num(hyp.logp)}", kind or "mask",
+                   gid=f"node:{name}", size=SMALL, color=color, dashed=pruned,
+                   facecolor="#F2F2F2" if pruned else None,
+                   lit=bool(hyp.tokens) and on(hyp.status))
+        if parent_box is not None:
+            elbow = parent_box.right()[0] + 0.2
+            points = [parent_box.right(), box.left()] if y == parent_box.y else [
+                (elbow, parent_box.y), (elbow, y), box.left()]
+            if y != parent_box.y:
+                ax.plot([parent_box.right()[0], elbow], [parent_box.y] * 2, lw=1.3, zorder=1.5,
+                        color=NOTE_COLOR if pruned else INK)
+            _arrow(ax, *points, color=NOTE_COLOR if pruned else INK, dashed=pruned)
+            _text(ax, (max(elbow, parent_box.right()[0]) + box.left()[0]) / 2 + 0.04, y + 0.05,
+                  _num(hyp.step_logp), va="bottom", size=SMALL,
+                  color=NOTE_COLOR if pruned else INK, gid=f"edge:{name}")
+        for child in hyp.children or ():
+            draw(child, box)
+    draw(root, None)
+
+    # The legend, right of the tree's upper branches, and the ranking under it.
+    lx, ly = 6.35, first_y - 1.55 * pitch
+    for i, (fill, dashed, s) in enumerate((
+            (COLORS["data"], False, "in the beam 保留"),
+            (COLORS["softmax"], False, "finished: ends in <eos> 完成"),
+            ("#F2F2F2", True, "pruned 剪枝"))):
+        ax.add_patch(FancyBboxPatch((lx, ly - i * 0.38 - 0.12), 0.36, 0.24,
+                                    boxstyle="round,pad=0,rounding_size=0.04", facecolor=fill,
+                                    edgecolor=EDGE_COLOR, linestyle="--" if dashed else "-",
+                                    linewidth=1.1, zorder=2))
+        _text(ax, lx + 0.5, ly - i * 0.38, s, ha="left", size=SMALL, gid=f"legend{i}")
+    _text(ax, lx, ly - 3 * 0.38, "arrows: log p of the token\nboxes: the token, Σ log p so far",
+          ha="left", va="center", size=SMALL, color=NOTE_COLOR, gid="legend_arrows")
+
+    lines = ["finished answers, ranked by log p ÷ lp(n):"]
+    for rank, (hyp, score) in enumerate(ranked, start=1):
+        answer = "".join(hyp.tokens[:-1]) or "(empty)"
+        n = len(hyp.tokens)
+        lp = ((5 + n) / 6) ** 0.6
+        lines.append(f"{rank}. {answer} (n = {n}):  {_num(hyp.logp)} ÷ {lp:.2f} = {_num(score)}")
+    lines.append("K = 1 is greedy decoding" if beam_size == 1 else
+                 "greedy (K = 1) keeps only 一 and ends at 一十二")
+    box_h = 0.235 * len(lines) + 0.2
+    _box(ax, 7.75, 0.3 + box_h / 2, 3.9, box_h, "\n".join(lines), "data", gid="ranking",
+         size=SMALL, lit=on("ranking"), multialignment="left")
+    return ax.figure
+
+
+
+def kv_cache(highlight=None):
+    """The KV cache growing: at step t the cached K and V gain one row each, and one query reads
+    all t rows.
+
+    Steps t = 1 … 4 feed ``<bos> 一 千 零`` (notebook 07 §5's answer, one token a step). Each
+    step computes one new row, the new token's q_t, k_t, v_t (periwinkle: just made by W^Q,
+    W^K, W^V), appends k_t and v_t to the cache (K, V: t × d_k and t × d_v), and attends with
+    the one query over all t rows: t weights α (green), one output row z_t. The rows cached
+    before are reused as they are: a step costs one new row, where recomputing would cost t.
+    ``highlight``: one or more of ``"cache"`` (the rows kept from earlier steps),
+    ``"new_rows"`` (k_t and v_t), ``"query"`` (q_t), ``"weights"`` (α).
+    No notebook yet: drawn for the lecture of notebook 07 §5 (the KV cache).
+    """
+    on = _lighter(highlight, PARTS["kv_cache"])
+    tokens = ["<bos>", "一", "千", "零"]
+    ax = _canvas(10, 5.6)
+    _text(ax, 0.25, 5.3, "KV cache 键值缓存: each step appends one row to K and V", size=12,
+          ha="left", gid="title")
+    _text(ax, 9.75, 5.3, r"$z_t = \mathrm{softmax}(q_t K^\top / \sqrt{d_k})\, V$", size=12,
+          ha="right", gid="formula")
+    margin, pitch, kw, aw, gap, row_h = 1.6, 2.05, 0.62, 0.26, 0.1, 0.3
+    new_y, top = 4.15, 3.55  # the new query's row; the cache's first row starts at top
+    row_y = [top - (r + 0.5) * row_h for r in range(len(tokens))]
+    for r, token in enumerate(tokens):
+        _text(ax, margin - 0.15, row_y[r], token, ha="right", size=SMALL, gid=f"token{r}")
+    _text(ax, margin - 0.15, new_y, "new token", ha="right", size=SMALL, color=NOTE_COLOR,
+          gid="new_label")
+    work_y = (1.45, 1.05)
+    _text(ax, 0.25, 1.8, "rows computed per step 每步计算的行数:", ha="left", size=SMALL,
+          gid="work_title")
+    _text(ax, margin - 0.15, work_y[0], "with cache 有缓存", ha="right", size=SMALL,
+          gid="work_cached")
+    _text(ax, margin - 0.15, work_y[1], "without 不用缓存", ha="right", size=SMALL,
+          gid="work_full")
+
+    new = COLORS["linear"]
+    for t in range(1, len(tokens) + 1):
+        x = margin + (t - 1) * pitch
+        kx, ax_, vx = x, x + kw + gap, x + kw + gap + aw + gap
+        _text(ax, vx - gap - aw / 2, 4.75, f"step {t}: feed {tokens[t - 1]}", size=FONT,
+              gid=f"step{t}")
+        q = _cell(ax, kx, new_y - row_h / 2, kw, row_h, new, gid=f"step{t}.q", lit=on("query"),
+                  label=f"$q_{t}$")
+        z = _cell(ax, vx, new_y - row_h / 2, kw, row_h, COLORS["data"], gid=f"step{t}.z",
+                  label=f"$z_{t}$")
+        for r in range(t):
+            latest = r == t - 1
+            part = "new_rows" if latest else "cache"
+            y0 = row_y[r] - row_h / 2
+            _cell(ax, kx, y0, kw, row_h, new if latest else COLORS["data"], gid=f"step{t}.k{r + 1}",
+                  lit=on(part), label=f"$k_{r + 1}$")
+            _cell(ax, ax_, y0, aw, row_h, COLORS["softmax"], gid=f"step{t}.a{r + 1}",
+                  lit=on("weights"))
+            _cell(ax, vx, y0, kw, row_h, new if latest else COLORS["data"], gid=f"step{t}.v{r + 1}",
+                  lit=on(part), label=f"$v_{r + 1}$")
+        _arrow(ax, q.bottom(), (q.x, top))
+        _arrow(ax, (z.x, top), z.bottom())
+        _text(ax, ax_ + aw / 2, (new_y + top) / 2, r"$\alpha$", size=SMALL, gid=f"step{t}.alpha")
+        bottom = top - len(tokens) * row_h - 0.1
+        _text(ax, q.x, bottom, rf"$K$: ${t} \times d_k$", va="top", size=SMALL,
+              gid=f"step{t}.K_shape")
+        _text(ax, z.x, bottom, rf"$V$: ${t} \times d_v$", va="top", size=SMALL,
+              gid=f"step{t}.V_shape")
+        # The work of the step, in rows: one new row with the cache, t rows without.
+        for which, y, n in (("cached", work_y[0], 1), ("full", work_y[1], t)):
+            for i in range(n):
+                ax.add_patch(Rectangle((kx + i * 0.24, y - 0.1), 0.2, 0.2, facecolor=new,
+                                       edgecolor=EDGE_COLOR, linewidth=0.9, zorder=2,
+                                       gid=f"step{t}.{which}{i}"))
+            _text(ax, kx + n * 0.24 + 0.06, y, "1 row" if n == 1 else f"{n} rows", ha="left",
+                  size=SMALL, gid=f"step{t}.{which}")
+    for i, (fill, s) in enumerate(((new, "computed at this step"), (COLORS["data"],
+                                    "read from the cache 缓存"), (COLORS["softmax"],
+                                    "the weights α, one per row of K"))):
+        x = 0.25 + i * 3.2
+        ax.add_patch(Rectangle((x, 0.5), 0.3, 0.2, facecolor=fill, edgecolor=EDGE_COLOR,
+                               linewidth=0.9, zorder=2))
+        _text(ax, x + 0.4, 0.6, s, ha="left", size=SMALL, gid=f"legend{i}")
+    _text(ax, 0.25, 0.2, "The same numbers as recomputing: the past does not change. "
+          "Cross-attention's K, V (the memory): computed once.", ha="left", size=SMALL,
+          color=NOTE_COLOR, gid="note")
+    return ax.figure
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
     ``python -m minitf.figures.diagrams DIRECTORY`` does the same, to look at them all at once
-    (the figures the notebooks show). No notebook calls it: it is for looking at them all.
+    (the figures the notebooks show, and the five board drawings with their defaults).
+    No notebook calls it: it is for looking at them all.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -715,6 +1233,10 @@ def save_gallery(directory, dpi=100):
         "encoder_layer_pre_ln": encoder_layer(norm_first=True), "decoder_layer": decoder_layer(),
         "generation_loop": generation_loop(), "referent_model": referent_model(),
     }
+    figures.update({
+        "single_query": single_query(), "head_split": head_split(),
+        "cross_attention": cross_attention(), "beam_tree": beam_tree(), "kv_cache": kv_cache(),
+    })
     paths = []
     for name, fig in figures.items():
         paths.append(directory / f"{name}.png")
