@@ -1,5 +1,6 @@
 """Exercises of notebook 10: minitf's W_q, W_k, W_v out of torch's stacked in_proj_weight,
-and the masks in torch's convention (True = may NOT attend).
+the masks in torch's convention (True = may NOT attend), and a training step written in torch
+that moves its batch to a device.
 
 Imported as `from minitf.check.nb10 import ...`: notebook 10 needs torch, so its exercises
 stay out of `minitf.check.EXERCISES_BY_CHECKER`, whose tests run without it. The in_proj
@@ -11,9 +12,9 @@ import numpy as np
 
 from ..attention import causal_mask, padding_mask
 from ..tokens import PAD_ID
-from .core import Case, Exercise, Mistake
+from .core import Case, Exercise, Mistake, describe_difference, got_expected, kind_of
 
-__all__ = ["check_split_in_proj", "check_torch_masks"]
+__all__ = ["check_split_in_proj", "check_torch_masks", "check_train_step"]
 
 
 def _numpy(value):
@@ -139,4 +140,352 @@ def check_torch_masks(fn):
     return TORCH_MASKS.check(fn)
 
 
-EXERCISES = (SPLIT_IN_PROJ, TORCH_MASKS)
+
+
+# ------------------------------------------------------------------ a training step
+#
+# The learner writes train_step(model, batch, optimizer, device). The checker builds a tiny
+# translator in torch (float64, fixed seeds, on the CPU), calls the function twice, on two
+# padded batches, as a training loop would, and compares what it returned, where it moved the
+# batch, and the weights after the two steps with minitf.pytorch.train_step's.
+#
+# Where the batch went cannot be seen on a CPU-only machine: there `t.to(device)` returns `t`
+# itself. So the checker records the moves instead: while the function runs, a
+# torch.overrides.TorchFunctionMode sees every torch call, and notes `.to(...)` (or a
+# `device=` argument) that sends a batch tensor, or a tensor made from one, to `device`,
+# outside the model's own forward (whose ids it moves itself). That is what the same function
+# does on a GPU, where a tensor left behind would meet weights on another device and raise.
+
+STEP_LR, STEP_NUMBERS = 0.5, ((7, 1205, 30), (999, 12, 4000))
+BATCH_NAMES = ("src", "tgt_in", "tgt_out")
+
+
+class _Setup:
+    """What one case of the training step is built from: a tiny translator's shape and seed,
+    the optimiser, and the numbers of its two batches. Built afresh for every run."""
+
+    def __init__(self, norm_first, seed, optimizer, numbers=STEP_NUMBERS):
+        self.norm_first, self.seed, self.optimizer, self.numbers = (
+            norm_first, seed, optimizer, numbers)
+
+    def __str__(self):
+        shape = "pre-LN" if self.norm_first else "post-LN"
+        batches = " and ".join(str(list(n)) for n in self.numbers)
+        return (f"a tiny {shape} translator in torch (d_model 8, float64, on the CPU), "
+                f"{self.optimizer}, two steps on the batches of the numbers {batches}")
+
+    def build(self):
+        """(model, batches, optimizer, device), fresh."""
+        import torch
+
+        from .. import tasks
+        from ..model import Transformer
+        from ..pytorch import to_torch
+
+        model = to_torch(Transformer(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB),
+                                     d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
+                                     norm_first=self.norm_first, dtype=np.float64,
+                                     rng=self.seed))
+        if self.optimizer == "Adam":
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.01, betas=(0.9, 0.98),
+                                         eps=1e-9)
+        else:
+            optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR)
+        batches = [tuple(torch.from_numpy(a) for a in tasks.make_batch(np.array(n)))
+                   for n in self.numbers]
+        return model, batches, optimizer, torch.device("cpu")
+
+
+class _Tensor:
+    """Stands for a tensor the function returned where a float was asked for."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, _Tensor) and (
+            self.value == other.value or np.isclose(self.value, other.value, rtol=1e-9))
+
+    def __repr__(self):
+        return "a tensor"
+
+
+class _Steps:
+    """What the function did in one case: what each call returned (a float, a _Tensor or
+    whatever it was), whether each batch tensor was sent to `device` in every call, and the
+    model's weights after the calls (name -> array), or why they cannot be read."""
+
+    def __init__(self, returned, moved, weights):
+        self.returned, self.moved, self.weights = returned, moved, weights
+
+
+def _returned(value):
+    detach = getattr(value, "detach", None)
+    if callable(detach) and hasattr(value, "numel"):  # a torch tensor
+        try:
+            return _Tensor(float(detach().cpu().double().sum()))
+        except Exception:  # noqa: BLE001 - an odd tensor: still a tensor
+            return _Tensor(float("nan"))
+    if isinstance(value, (float, np.floating)) or (
+            isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))):
+        return float(value)
+    return value
+
+
+def _move_spy(device, model):
+    """A TorchFunctionMode that records which batch tensors were sent to `device` outside the
+    model's forward. spy.watch(batch) before each call; spy.moved[i] afterwards."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def target(func, args, kwargs):
+        """The device a call sends its tensor to, or None."""
+        name = getattr(func, "__name__", "")
+        if name == "to" and args and isinstance(args[0], torch.Tensor):
+            try:
+                return torch._C._nn._parse_to(*args[1:], **kwargs)[0]
+            except Exception:  # noqa: BLE001 - arguments torch would reject
+                return None
+        if name == "cuda" and args and isinstance(args[0], torch.Tensor):
+            index = args[1] if len(args) > 1 else kwargs.get("device")
+            return torch.device("cuda" if index is None else index)
+        if kwargs.get("device") is not None:
+            try:
+                return torch.device(kwargs["device"])
+            except Exception:  # noqa: BLE001
+                return None
+        return None
+
+    def same_place(where):
+        return where is not None and where.type == device.type and (
+            where.index is None or device.index is None or where.index == device.index)
+
+    def tensors(value):
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                yield from tensors(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from tensors(v)
+
+    class Spy(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.depth = 0  # > 0 inside the model's forward
+            self.origin, self.kept = {}, []  # id(tensor) -> which batch tensor it came from
+            self.moved = [True] * len(BATCH_NAMES)  # in every call so far
+            self.now = [False] * len(BATCH_NAMES)  # in this call
+
+        def watch(self, batch):
+            self.origin.clear()
+            self.kept = list(tensors(batch))
+            for i, t in enumerate(batch if isinstance(batch, (tuple, list)) else ()):
+                if isinstance(t, torch.Tensor) and i < len(BATCH_NAMES):
+                    self.origin[id(t)] = i
+            self.now = [False] * len(BATCH_NAMES)
+
+        def done(self):
+            self.moved = [a and b for a, b in zip(self.moved, self.now)]
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            if self.depth == 0:
+                sources = {self.origin[id(t)] for t in tensors((args, kwargs))
+                           if id(t) in self.origin}
+                if sources:
+                    if same_place(target(func, args, kwargs)):
+                        for i in sources:
+                            self.now[i] = True
+                    for t in tensors(out):
+                        if id(t) not in self.origin:
+                            self.origin[id(t)] = min(sources)
+                            self.kept.append(t)
+            return out
+
+    spy = Spy()
+
+    def enter(module, args):
+        spy.depth += 1
+
+    def leave(module, args, output):
+        spy.depth -= 1
+
+    hooks = (model.register_forward_pre_hook(enter),
+             model.register_forward_hook(leave, always_call=True))
+    return spy, hooks
+
+
+def _run_steps(fn, setup):
+    """Build the case, call fn(model, batch, optimizer, device) once per batch, and say what it
+    did (a _Steps). Gradients are on for the calls, whatever the function switches off."""
+    import torch
+
+    model, batches, optimizer, device = setup.build()
+    spy, hooks = _move_spy(device, model)
+    returned = []
+    try:
+        with torch.enable_grad():  # restored afterwards, should fn turn it off for good
+            for batch in batches:
+                spy.watch(batch)
+                with spy:
+                    value = fn(model, batch, optimizer, device)
+                spy.done()
+                returned.append(_returned(value))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    try:
+        weights = {name: p.detach().cpu().numpy().copy() for name, p in model.named_parameters()}
+    except Exception as error:  # noqa: BLE001 - a model the function spoilt: reported
+        weights = f"the model's weights cannot be read back ({type(error).__name__}: {error})"
+    return _Steps(tuple(returned), tuple(spy.moved), weights)
+
+
+def _compare_steps(got, want, rtol=1e-6, atol=1e-9):
+    """None when two runs did the same; otherwise what differs, the most telling first."""
+    if not isinstance(got, _Steps) or not isinstance(want, _Steps):
+        return "differs"
+    for k, (g, w) in enumerate(zip(got.returned, want.returned), 1):
+        if isinstance(w, float):
+            if isinstance(g, _Tensor):
+                return (f"step {k} returned a tensor, expected the loss as a Python float "
+                        f"(loss.item())")
+            if g is None:
+                return f"step {k} returned None — did you forget `return`?"
+            if not isinstance(g, float):
+                return f"step {k} returned {kind_of(g)}, expected the loss as a float"
+            if not (g == w or np.isclose(g, w, rtol=rtol, atol=atol)):
+                return f"step {k}'s loss: {got_expected(g, w)}"
+        elif not (g == w if isinstance(w, _Tensor) else g is w or g == w):
+            return f"step {k} returned {kind_of(g)}, not {kind_of(w)}"
+    if got.moved != want.moved:
+        left = [n for n, g, w in zip(BATCH_NAMES, got.moved, want.moved) if w and not g]
+        if left:
+            return (f"{', '.join(left)} {'was' if len(left) == 1 else 'were'} not sent to "
+                    f"`device` (no .to(device) on {'it' if len(left) == 1 else 'them'})")
+        return "the batch was moved differently"
+    if isinstance(want.weights, str) or isinstance(got.weights, str):
+        return None if got.weights == want.weights else (
+            got.weights if isinstance(got.weights, str) else "differs")
+    if list(got.weights) != list(want.weights):
+        return "the model's parameters are not the ones it had: keep the model's layers"
+    wrong = [n for n in want.weights
+             if describe_difference(got.weights[n], want.weights[n], rtol, atol)]
+    if wrong:
+        first = describe_difference(got.weights[wrong[0]], want.weights[wrong[0]], rtol, atol)
+        return (f"after the steps, {len(wrong)} of {len(want.weights)} weight arrays differ; "
+                f"{wrong[0]}: {first}")
+    return None
+
+
+def _step(model, batch, optimizer, device, *, move=BATCH_NAMES, loss="right", order="zbcs",
+          item=True, cuda=False):
+    """A training step with one thing changed, for the known mistakes: `move` names the batch
+    tensors sent to device; `loss` is "right", "pad" (padding counted), "smoothing" (none),
+    "softmax" (softmax before F.cross_entropy) or "3d" (logits not flattened); `order` spells
+    zero_grad, backward, clip, step (z, b, c, s) in the order they run; `item`: return
+    loss.item(), not the tensor; `cuda`: .cuda() instead of .to(device)."""
+    import torch
+    import torch.nn.functional as F
+
+    def place(name, t):
+        if name not in move:
+            return t
+        return t.cuda() if cuda else t.to(device)
+
+    src, tgt_in, tgt_out = (place(n, t) for n, t in zip(BATCH_NAMES, batch))
+    logits = model(src, tgt_in)
+    if loss == "softmax":
+        logits = torch.softmax(logits, dim=-1)
+    options = dict(ignore_index=PAD_ID, label_smoothing=0.1)
+    if loss == "pad":
+        del options["ignore_index"]
+    if loss == "smoothing":
+        del options["label_smoothing"]
+    if loss == "3d":
+        value = F.cross_entropy(logits, tgt_out, **options)
+    else:
+        value = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), **options)
+    actions = {"z": optimizer.zero_grad, "b": value.backward, "s": optimizer.step,
+               "c": lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)}
+    for action in order:
+        actions[action]()
+    return value.item() if item else value
+
+
+def train_step(model, batch, optimizer, device):
+    """minitf.pytorch.train_step with notebook 10's settings: the reference."""
+    from ..pytorch import train_step as step
+
+    return step(model, batch, optimizer, device)
+
+
+def _step_mistake(hint, **changed):
+    return Mistake(hint, lambda model, batch, optimizer, device: _step(
+        model, batch, optimizer, device, **changed))
+
+
+class _StepExercise(Exercise):
+    """An Exercise whose case is a _Setup: described in words, run by _run_steps."""
+
+    def describe_case(self, case):
+        return str(case.args[0])
+
+
+def _train_step_cases():
+    return [Case((_Setup(False, 3, "SGD (lr 0.5)"),), "the gradient's norm is above 1"),
+            Case((_Setup(True, 4, "Adam"),), "Adam, as the notebook trains")]
+
+
+TRAIN_STEP = _StepExercise(
+    name="train_step", checker="check_train_step", args=("setup",),
+    signature=("model", "batch", "optimizer", "device"),
+    task="the loss of the step as a float, having moved the batch to device and updated the "
+         "weights: zero_grad, backward, clip to norm 1, step",
+    cases=_train_step_cases, reference=train_step, run=_run_steps, compare=_compare_steps,
+    time_limit=10.0,  # a case is two steps of a real model, about 0.1 s; more on a busy machine
+    mistakes=(
+        _step_mistake("the batch stayed where it was: send each tensor to the model's device, "
+                      "src.to(device) and so on; on a GPU the weights are there, and a tensor "
+                      "on the CPU cannot meet them", move=()),
+        _step_mistake("tgt_out stayed where it was: the loss compares the logits, which are on "
+                      "device, with the targets, so send tgt_out there too",
+                      move=("src", "tgt_in")),
+        _step_mistake(".cuda() sends a tensor to the GPU whatever `device` says (and fails "
+                      "where there is none): use .to(device), and the same code runs on a CPU",
+                      cuda=True),
+        _step_mistake("the padding was counted in the loss: pass ignore_index=0 to "
+                      "F.cross_entropy, so the <pad> targets are left out", loss="pad"),
+        _step_mistake("no label smoothing: notebook 08 trains with label_smoothing=0.1",
+                      loss="smoothing"),
+        _step_mistake("softmax was applied before F.cross_entropy, which takes the logits and "
+                      "applies log-softmax itself", loss="softmax"),
+        _step_mistake("F.cross_entropy reads axis 1 as the classes: give it (N, V) logits and "
+                      "(N,) targets, logits.flatten(0, 1) and tgt_out.flatten()", loss="3d"),
+        _step_mistake("the gradients piled up from one step to the next: backward adds into "
+                      ".grad, so call optimizer.zero_grad() before loss.backward()",
+                      order="bcs"),
+        _step_mistake("the weights never moved: optimizer.step() found no gradient. The order "
+                      "is zero_grad, backward, step — zero_grad after backward erases the "
+                      "gradient, and a step before backward has none yet", order="bzcs"),
+        _step_mistake("each step used the previous batch's gradient: optimizer.step() ran "
+                      "before loss.backward(); the order is zero_grad, backward, step",
+                      order="szbc"),
+        _step_mistake("the gradient was not clipped before the step: call "
+                      "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) between "
+                      "loss.backward() and optimizer.step()", order="zbs"),
+        _step_mistake("it returned the loss tensor (which keeps its graph, and on a GPU stays "
+                      "there): return loss.item(), a Python float, for the log", item=False),
+    ))
+
+
+def check_train_step(fn):
+    """fn(model, batch (src, tgt_in, tgt_out) id tensors, optimizer, device) -> the loss, a
+    float: one training step, the batch moved to `device`. Notebook 10 §6."""
+    return TRAIN_STEP.check(fn)
+
+
+EXERCISES = (SPLIT_IN_PROJ, TORCH_MASKS, TRAIN_STEP)
