@@ -146,17 +146,12 @@ def check_torch_masks(fn):
 #
 # The learner writes train_step(model, batch, optimizer, device). The checker builds a tiny
 # translator in torch (float64, fixed seeds, on the CPU), calls the function twice, on two
-# padded batches, as a training loop would, and compares what it returned, where it moved the
-# batch, and the weights after the two steps with minitf.pytorch.train_step's.
-#
-# Where the batch went cannot be seen on a CPU-only machine: there `t.to(device)` returns `t`
-# itself. So the checker records the moves instead: while the function runs, a
-# torch.overrides.TorchFunctionMode sees every torch call, and notes `.to(...)` (or a
-# `device=` argument) that sends a batch tensor, or a tensor made from one, to `device`,
-# outside the model's own forward (whose ids it moves itself). That is what the same function
-# does on a GPU, where a tensor left behind would meet weights on another device and raise.
+# padded batches, as a training loop would, and compares what it returned, which batch tensors
+# it sent to `device`, and the weights after the two steps with minitf.pytorch.train_step's.
+# On a CPU a move changes nothing, so the moves are recorded as calls: minitf.pytorch.exercise
+# (the torch side of this exercise) says how.
 
-STEP_LR, STEP_NUMBERS = 0.5, ((7, 1205, 30), (999, 12, 4000))
+STEP_NUMBERS = ((7, 1205, 30), (999, 12, 4000))
 BATCH_NAMES = ("src", "tgt_in", "tgt_out")
 
 
@@ -170,30 +165,10 @@ class _Setup:
 
     def __str__(self):
         shape = "pre-LN" if self.norm_first else "post-LN"
+        optimizer = "SGD (lr 0.5)" if self.optimizer == "SGD" else self.optimizer
         batches = " and ".join(str(list(n)) for n in self.numbers)
         return (f"a tiny {shape} translator in torch (d_model 8, float64, on the CPU), "
-                f"{self.optimizer}, two steps on the batches of the numbers {batches}")
-
-    def build(self):
-        """(model, batches, optimizer, device), fresh."""
-        import torch
-
-        from .. import tasks
-        from ..model import Transformer
-        from ..pytorch import to_torch
-
-        model = to_torch(Transformer(len(tasks.SOURCE_VOCAB), len(tasks.TARGET_VOCAB),
-                                     d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16,
-                                     norm_first=self.norm_first, dtype=np.float64,
-                                     rng=self.seed))
-        if self.optimizer == "Adam":
-            optimizer = torch.optim.Adam(model.parameters(), lr=0.01, betas=(0.9, 0.98),
-                                         eps=1e-9)
-        else:
-            optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR)
-        batches = [tuple(torch.from_numpy(a) for a in tasks.make_batch(np.array(n)))
-                   for n in self.numbers]
-        return model, batches, optimizer, torch.device("cpu")
+                f"{optimizer}, two steps on the batches of the numbers {batches}")
 
 
 class _Tensor:
@@ -232,116 +207,19 @@ def _returned(value):
     return value
 
 
-def _move_spy(device, model):
-    """A TorchFunctionMode that records which batch tensors were sent to `device` outside the
-    model's forward. spy.watch(batch) before each call; spy.moved[i] afterwards."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    def target(func, args, kwargs):
-        """The device a call sends its tensor to, or None."""
-        name = getattr(func, "__name__", "")
-        if name == "to" and args and isinstance(args[0], torch.Tensor):
-            try:
-                return torch._C._nn._parse_to(*args[1:], **kwargs)[0]
-            except Exception:  # noqa: BLE001 - arguments torch would reject
-                return None
-        if name == "cuda" and args and isinstance(args[0], torch.Tensor):
-            index = args[1] if len(args) > 1 else kwargs.get("device")
-            return torch.device("cuda" if index is None else index)
-        if kwargs.get("device") is not None:
-            try:
-                return torch.device(kwargs["device"])
-            except Exception:  # noqa: BLE001
-                return None
-        return None
-
-    def same_place(where):
-        return where is not None and where.type == device.type and (
-            where.index is None or device.index is None or where.index == device.index)
-
-    def tensors(value):
-        if isinstance(value, torch.Tensor):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                yield from tensors(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                yield from tensors(v)
-
-    class Spy(TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.depth = 0  # > 0 inside the model's forward
-            self.origin, self.kept = {}, []  # id(tensor) -> which batch tensor it came from
-            self.moved = [True] * len(BATCH_NAMES)  # in every call so far
-            self.now = [False] * len(BATCH_NAMES)  # in this call
-
-        def watch(self, batch):
-            self.origin.clear()
-            self.kept = list(tensors(batch))
-            for i, t in enumerate(batch if isinstance(batch, (tuple, list)) else ()):
-                if isinstance(t, torch.Tensor) and i < len(BATCH_NAMES):
-                    self.origin[id(t)] = i
-            self.now = [False] * len(BATCH_NAMES)
-
-        def done(self):
-            self.moved = [a and b for a, b in zip(self.moved, self.now)]
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            if self.depth == 0:
-                sources = {self.origin[id(t)] for t in tensors((args, kwargs))
-                           if id(t) in self.origin}
-                if sources:
-                    if same_place(target(func, args, kwargs)):
-                        for i in sources:
-                            self.now[i] = True
-                    for t in tensors(out):
-                        if id(t) not in self.origin:
-                            self.origin[id(t)] = min(sources)
-                            self.kept.append(t)
-            return out
-
-    spy = Spy()
-
-    def enter(module, args):
-        spy.depth += 1
-
-    def leave(module, args, output):
-        spy.depth -= 1
-
-    hooks = (model.register_forward_pre_hook(enter),
-             model.register_forward_hook(leave, always_call=True))
-    return spy, hooks
-
-
 def _run_steps(fn, setup):
     """Build the case, call fn(model, batch, optimizer, device) once per batch, and say what it
-    did (a _Steps). Gradients are on for the calls, whatever the function switches off."""
-    import torch
+    did (a _Steps)."""
+    from ..pytorch.exercise import build_case, run_recording_moves, weights  # imports torch
 
-    model, batches, optimizer, device = setup.build()
-    spy, hooks = _move_spy(device, model)
-    returned = []
+    model, batches, optimizer, device = build_case(setup.norm_first, setup.seed,
+                                                   setup.optimizer, setup.numbers)
+    returned, moved = run_recording_moves(fn, model, batches, optimizer, device)
     try:
-        with torch.enable_grad():  # restored afterwards, should fn turn it off for good
-            for batch in batches:
-                spy.watch(batch)
-                with spy:
-                    value = fn(model, batch, optimizer, device)
-                spy.done()
-                returned.append(_returned(value))
-    finally:
-        for hook in hooks:
-            hook.remove()
-    try:
-        weights = {name: p.detach().cpu().numpy().copy() for name, p in model.named_parameters()}
+        after = weights(model)
     except Exception as error:  # noqa: BLE001 - a model the function spoilt: reported
-        weights = f"the model's weights cannot be read back ({type(error).__name__}: {error})"
-    return _Steps(tuple(returned), tuple(spy.moved), weights)
+        after = f"the model's weights cannot be read back ({type(error).__name__}: {error})"
+    return _Steps(tuple(_returned(r) for r in returned), moved, after)
 
 
 def _compare_steps(got, want, rtol=1e-6, atol=1e-9):
@@ -381,51 +259,20 @@ def _compare_steps(got, want, rtol=1e-6, atol=1e-9):
     return None
 
 
-def _step(model, batch, optimizer, device, *, move=BATCH_NAMES, loss="right", order="zbcs",
-          item=True, cuda=False):
-    """A training step with one thing changed, for the known mistakes: `move` names the batch
-    tensors sent to device; `loss` is "right", "pad" (padding counted), "smoothing" (none),
-    "softmax" (softmax before F.cross_entropy) or "3d" (logits not flattened); `order` spells
-    zero_grad, backward, clip, step (z, b, c, s) in the order they run; `item`: return
-    loss.item(), not the tensor; `cuda`: .cuda() instead of .to(device)."""
-    import torch
-    import torch.nn.functional as F
-
-    def place(name, t):
-        if name not in move:
-            return t
-        return t.cuda() if cuda else t.to(device)
-
-    src, tgt_in, tgt_out = (place(n, t) for n, t in zip(BATCH_NAMES, batch))
-    logits = model(src, tgt_in)
-    if loss == "softmax":
-        logits = torch.softmax(logits, dim=-1)
-    options = dict(ignore_index=PAD_ID, label_smoothing=0.1)
-    if loss == "pad":
-        del options["ignore_index"]
-    if loss == "smoothing":
-        del options["label_smoothing"]
-    if loss == "3d":
-        value = F.cross_entropy(logits, tgt_out, **options)
-    else:
-        value = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), **options)
-    actions = {"z": optimizer.zero_grad, "b": value.backward, "s": optimizer.step,
-               "c": lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)}
-    for action in order:
-        actions[action]()
-    return value.item() if item else value
-
-
 def train_step(model, batch, optimizer, device):
     """minitf.pytorch.train_step with notebook 10's settings: the reference."""
-    from ..pytorch import train_step as step
+    from ..pytorch import train_step as step  # imports torch
 
     return step(model, batch, optimizer, device)
 
 
 def _step_mistake(hint, **changed):
-    return Mistake(hint, lambda model, batch, optimizer, device: _step(
-        model, batch, optimizer, device, **changed))
+    def wrong(model, batch, optimizer, device):
+        from ..pytorch.exercise import step_variant  # imports torch
+
+        return step_variant(model, batch, optimizer, device, **changed)
+
+    return Mistake(hint, wrong)
 
 
 class _StepExercise(Exercise):
@@ -436,7 +283,7 @@ class _StepExercise(Exercise):
 
 
 def _train_step_cases():
-    return [Case((_Setup(False, 3, "SGD (lr 0.5)"),), "the gradient's norm is above 1"),
+    return [Case((_Setup(False, 3, "SGD"),), "the gradient's norm is above 1"),
             Case((_Setup(True, 4, "Adam"),), "Adam, as the notebook trains")]
 
 
@@ -486,6 +333,5 @@ def check_train_step(fn):
     """fn(model, batch (src, tgt_in, tgt_out) id tensors, optimizer, device) -> the loss, a
     float: one training step, the batch moved to `device`. Notebook 10 §6."""
     return TRAIN_STEP.check(fn)
-
 
 EXERCISES = (SPLIT_IN_PROJ, TORCH_MASKS, TRAIN_STEP)
