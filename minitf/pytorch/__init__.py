@@ -344,6 +344,27 @@ def torch_grads(module):
     return minitf_arrays(_numpy(grads), module.d_model, names)
 
 
+def train_step(model, batch, optimizer, device, *, clip_norm=1.0, label_smoothing=0.1):
+    """One training step of notebook 08 in torch, on `device`: batch (src, tgt_in, tgt_out) id
+    tensors -> the loss before the step, a float. The batch is moved to `device` (where the
+    model's weights are); the loss is cross-entropy over the targets that are not <pad>, with
+    label smoothing; the gradients are cleared, back-propagated, clipped to a global norm of
+    `clip_norm` (None: not clipped) and used by `optimizer.step()`.
+
+    Built in notebook 10 §6 (the solution of its exercise on a training step).
+    """
+    src, tgt_in, tgt_out = (torch.as_tensor(t).to(device) for t in batch)
+    logits = model(src, tgt_in)  # (B, L_t, V)
+    loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
+                           label_smoothing=label_smoothing)
+    optimizer.zero_grad()
+    loss.backward()
+    if clip_norm is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    return loss.item()
+
+
 @torch.no_grad()
 def greedy_decode(module, src, *, max_len, bos_id=BOS_ID, eos_id=EOS_ID):
     """src (B, L_s) ids -> (B, T) LongTensor, T ≤ max_len: minitf.generate.greedy_decode in

@@ -17,6 +17,7 @@ import ast
 import re
 
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 from test_notebooks import NOTEBOOKS, code_cells, load, output_text, report
 
@@ -134,7 +135,7 @@ def printed_values(tree):
 def source_problems(source):
     """Prints in one cell's source that show a difference or a reduction to too many digits."""
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(TransformerManager().transform_cell(source))  # magics as IPython runs them
     except SyntaxError as err:
         return [f"cannot parse the cell to check it ({err.msg})"]
     problems = [f"sorts with {ast.unparse(node)}: equal values come out in an order that "
@@ -274,7 +275,8 @@ def test_each_check_fires(source, printed, expected):
      "every error below 1e-09 ✓ (eps = 1e-05)\n"),
     ("print(f'∂α1/∂s1 = {g:.2e}')", "∂α1/∂s1 = 1.13e-07\n"),  # allowed for notebook 01 only
     ("top = np.argsort(-w, kind='stable')[:3]\nprint(top)", "[ 1  5 3]\n"),
+    ("%%writefile step.py\nimport os\nprint(os.getpid())", "Writing step.py\n"),
 ], ids=["rounded", "array-and-round", "stated-bound", "bound-and-constant", "allow-listed",
-        "stable-argsort"])
+        "stable-argsort", "cell-magic"])
 def test_stable_prints_pass(source, printed):
     assert unstable_outputs(notebook((source, printed)), "01_single_query_attention") == []
