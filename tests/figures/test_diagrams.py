@@ -25,6 +25,7 @@ DIAGRAMS = [
     ("decoder_layer", {}),
     ("generation_loop", {}),
     ("referent_model", {}),
+    ("decoder_only", {}),
 ]
 IDS = [name + ("_pre_ln" if kw.get("norm_first") else "") for name, kw in DIAGRAMS]
 
@@ -77,6 +78,14 @@ REQUIRED = {
         **{f"$h_{{{j}}}$": 1 for j in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11)},
         "Embedding 嵌入\n$\\times\\sqrt{d_{\\mathrm{model}}}$": 1,
         "+ positional encoding 位置编码": 1, "q": 1, "1.00": 1,
+    },
+    "decoder_only": {
+        "<bos>": 1, "<eos>": 1,  # the input and, one position on, the next token
+        **{token: 2 for token in ("one", "thousand", "five", "<sep>", "一", "千", "零", "五")},
+        "Embedding 嵌入  × √d_model": 1, "+ positional encoding 位置编码": 1,
+        "Masked Self-Attention 掩码自注意力": 1, "Feed Forward 前馈网络": 1, "Add & Norm": 2,
+        "N×": 1, "Linear → softmax: the next token": 1, "prompt: not scored": 1,
+        "answer: scored by the loss": 1,
     },
 }
 
@@ -209,6 +218,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("generation_loop", "encoder", {"encoder"}),
     ("referent_model", "pointer", {"pointer"}),
     ("referent_model", "positional", {"positions", "pe"}),
+    ("decoder_only", "masked_attention", {"self_attn"}),
+    ("decoder_only", "answer", {"next4", "next5", "next6", "next7", "next8"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -238,7 +249,7 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 8
+    assert len(paths) == len(DIAGRAMS)
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -259,3 +270,19 @@ def test_referent_model_points_from_it_and_has_no_decoder():
     assert max(range(11), key=lambda j: bars[j].get_height()) == 1
     assert not any("Decoder" in s or "Linear" in s for s in drawn)
 
+
+
+def test_decoder_only_is_one_stack_over_one_sequence_scored_from_sep():
+    fig = make("decoder_only")
+    drawn = [t.get_text() for t in texts(fig)]
+    tokens = [by_gid(fig, f"token{j}.label").get_text() for j in range(9)]
+    assert " ".join(tokens) == "<bos> one thousand five <sep> 一 千 零 五"
+    # every position predicts the token after it; the answer's, from <sep> on, are scored
+    after = [by_gid(fig, f"next{j}.label").get_text() for j in range(9)]
+    assert after == tokens[1:] + ["<eos>"]
+    scored = [same_color(by_gid(fig, f"next{j}").get_facecolor(), diagrams.COLORS["softmax"])
+              for j in range(9)]
+    assert scored == [j >= tokens.index("<sep>") for j in range(9)]
+    # one stack: no encoder, no cross-attention box, no memory
+    assert not any("Cross" in s or "Encoder" in s or "memory" in s for s in drawn)
+    assert by_gid(fig, "no_cross").get_text() == "no cross-\nattention:\nno encoder"
