@@ -138,7 +138,7 @@ def greedy_continue(model, prompt, *, max_new, eos_id=EOS_ID, use_cache=True):
     back without the prompt; a row stops at its eos_id (kept; <pad> after it), eos_id=None
     never stops early. The longest prompt and max_new - 1 more positions must fit in the
     model's max_len (the last new token is never fed).
-    Notebook 11 (no notebook yet: it is being written).
+    Notebook 11 §5 (the loop by hand, then this).
     """
     require_instance(model, GPT, "model")
     prompt = require_sequence(prompt, "prompt", model.max_len)

@@ -9,8 +9,7 @@ A block is the encoder's layer of notebook 05 under the causal mask of notebook 
 encoder there is nothing to cross-attend to, so the decoder's cross-attention is gone and
 what is left is exactly an EncoderLayer (as PyTorch users build a GPT from
 nn.TransformerEncoderLayer with a causal mask). Post-LN or pre-LN (`norm_first`, then with a
-final LayerNorm), as everywhere in the course. Built in notebook 11 (no notebook yet: it is
-being written; until then this pointer is not checked).
+final LayerNorm), as everywhere in the course. Built in notebook 11 §3, trained there in §4.
 """
 
 import dataclasses
@@ -28,8 +27,8 @@ from .validation import require_float_dtype, require_instance, require_sequence,
 @dataclasses.dataclass(frozen=True)
 class GPTConfig:
     """Everything that fixes a GPT's shape: the constructor's arguments, in one place; the
-    defaults are stated here only. `GPT.from_config` builds from it. No notebook yet names it
-    (notebook 11 will build its model from the task's config, tasks.sequence.GPT_CONFIG)."""
+    defaults are stated here only. `GPT.from_config` builds from it. Notebook 11 §3 prints the
+    task's, tasks.sequence.GPT_CONFIG, and builds its model from it."""
 
     vocab_size: int
     d_model: int = 64
@@ -52,7 +51,7 @@ def _num_weights(c):
 
 class GPT(Module):
     """A decoder-only Transformer (GPT-style): tokens (B, L) -> next-token logits (B, L, V).
-    Built in notebook 11 (no notebook yet: it is being written).
+    Built in notebook 11 §3 (by hand from its children, then GPT.forward).
 
     GPT(vocab_size, d_model=64, num_heads=4, num_layers=2, d_ff=256, max_len=64,
     norm_first=False, activation="relu", *, dtype, rng): the shape arguments are GPTConfig's

@@ -9,7 +9,7 @@ The engine is `core.Exercise`; each nbXX module holds one notebook's exercises a
 maps every checker's name to its Exercise.
 """
 
-from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
+from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb11
 from .core import CheckResult, check_function, describe_difference
 from .messages import current_language, use_language
 from .nb00 import *  # noqa: F403
@@ -22,8 +22,9 @@ from .nb06 import *  # noqa: F403
 from .nb07 import *  # noqa: F403
 from .nb08 import *  # noqa: F403
 from .nb09 import *  # noqa: F403
+from .nb11 import *  # noqa: F403
 
-_NOTEBOOKS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09)
+_NOTEBOOKS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb11)
 
 EXERCISES_BY_CHECKER = {exercise.checker: exercise for nb in _NOTEBOOKS
                         for exercise in nb.EXERCISES}

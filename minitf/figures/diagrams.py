@@ -10,7 +10,7 @@ softmax green, data white. ``highlight=`` outlines the part a notebook is about 
 function's docstring lists its parts, and an unknown name is an error that lists them too.
 Every box has a ``gid`` (the model's own names where it has them: ``decoder.cross_attn``,
 ``norm1``) and its label the gid plus ``.label``, so tests can find them. Coordinates inside a
-figure are inches from its lower-left corner. Notebooks 00 to 10 each show one.
+figure are inches from its lower-left corner. Notebooks 00 to 11 each show one.
 
 Besides the architecture, five board drawings for the lectures, the pictures a lecturer would
 otherwise draw by hand: one query against its keys with the notes' numbers (``single_query``,
@@ -31,8 +31,8 @@ from .viz import use_cjk_font
 
 __all__ = [
     "COLORS", "HIGHLIGHT_COLOR", "PARTS", "attention_flow", "beam_tree", "cross_attention",
-    "decoder_layer", "encoder_layer", "generation_loop", "head_split", "kv_cache", "multi_head",
-    "referent_model", "save_gallery", "single_query", "transformer",
+    "decoder_layer", "decoder_only", "encoder_layer", "generation_loop", "head_split", "kv_cache",
+    "multi_head", "referent_model", "save_gallery", "single_query", "transformer",
 ]
 
 COLORS = {
@@ -72,6 +72,8 @@ PARTS = {
     "cross_attention": ("queries", "memory", "weights", "masked_self_attention"),
     "beam_tree": ("kept", "pruned", "finished", "ranking"),
     "kv_cache": ("cache", "new_rows", "query", "weights"),
+    "decoder_only": ("embedding", "positional", "masked_attention", "ffn", "norm", "generator",
+                     "answer"),
 }
 
 
@@ -1218,6 +1220,84 @@ def kv_cache(highlight=None):
     return ax.figure
 
 
+def decoder_only(highlight=None):
+    """Notebook 11's model, bottom to top: one sequence in, the next token at every position out.
+
+    The prompt ``<bos> one thousand five <sep>`` and the answer ``一 千 零 五`` are one
+    sequence over one vocabulary; each token is embedded (× √d_model) and added to the
+    positional encoding; N blocks, each masked self-attention (掩码自注意力, the causal mask:
+    a position reads itself and the ones before it) and a feed-forward network, each with
+    Add & Norm: notebook 05's encoder layer under notebook 06's mask. There is no encoder, so
+    no cross-attention. The generator (Linear → softmax) gives the next token at every
+    position; the loss scores only the answer's, from ``<sep>`` on. ``highlight``: one or more
+    of ``"embedding"``, ``"positional"``, ``"masked_attention"``, ``"ffn"``, ``"norm"``,
+    ``"generator"``, ``"answer"`` (the scored next tokens). Shown in notebook 11.
+    """
+    on = _lighter(highlight, PARTS["decoder_only"])
+    ax = _canvas(10, 5.6)
+    tokens = ["<bos>", "one", "thousand", "five", "<sep>", "一", "千", "零", "五"]
+    after = tokens[1:] + ["<eos>"]
+    sep = tokens.index("<sep>")
+    w, gap, x0 = 0.74, 0.05, 1.65
+    xs = [x0 + w / 2 + j * (w + gap) for j in range(len(tokens))]
+    left, right = x0, xs[-1] + w / 2
+    mid, width = (left + right) / 2, right - left
+    label_x = left - 0.15  # row names, right-aligned in the margin
+
+    def columns(below, above):
+        for x in xs:
+            _arrow(ax, (x, below.top()[1]), (x, above.bottom()[1]), color=NOTE_COLOR, lw=1.0)
+
+    _text(ax, 0.25, 5.38, "GPT-style: one stack of masked self-attention blocks over one "
+          "sequence, no encoder", size=12, ha="left", gid="title")
+    row = [_box(ax, x, 0.3, w, 0.36, token, "data", gid=f"token{j}", size=SMALL)
+           for j, (x, token) in enumerate(zip(xs, tokens))]
+    _text(ax, label_x, row[0].y, "one sequence\n一个序列", ha="right", gid="tokens_label")
+
+    embed = _box(ax, mid, 0.92, width, 0.4, "Embedding 嵌入  × √d_model", "embed",
+                 gid="embed", lit=on("embedding"))
+    columns(row[0], embed)
+    positions = _box(ax, mid, 1.45, width, 0.32, "+ positional encoding 位置编码", "position",
+                     gid="positions", lit=on("positional"))
+    columns(embed, positions)
+    sine = _sine(ax, left - 0.45, positions.y, gid="pe", lit=on("positional"))
+    _arrow(ax, sine.right(), positions.left(), lit=on("positional"))
+
+    attn = _box(ax, mid, 2.16, width, 0.44, "Masked Self-Attention 掩码自注意力",
+                "attention", gid="self_attn", lit=on("masked_attention"))
+    columns(positions, attn)
+    norm1 = _box(ax, mid, 2.64, width, 0.26, "Add & Norm", "norm", gid="norm1",
+                 lit=on("norm"))
+    ffn = _box(ax, mid, 3.12, width, 0.44, "Feed Forward 前馈网络", "ffn", gid="ffn",
+               lit=on("ffn"))
+    norm2 = _box(ax, mid, 3.6, width, 0.26, "Add & Norm", "norm", gid="norm2",
+                 lit=on("norm"))
+    for below, above in ((attn, norm1), (norm1, ffn), (ffn, norm2)):
+        columns(below, above)
+    _frame(ax, left - 0.12, attn.bottom()[1] - 0.12, right + 0.12, norm2.top()[1] + 0.1,
+           gid="blocks", side="left", name="")
+    _causal_icon(ax, right + 0.55, attn.y)
+    _text(ax, right + 0.25, attn.y - 0.2, "causal\nmask", ha="left", va="top", size=SMALL,
+          color=NOTE_COLOR, gid="mask_note")
+    _text(ax, right + 0.25, norm2.y, "no cross-\nattention:\nno encoder", ha="left",
+          size=SMALL, color=NOTE_COLOR, gid="no_cross")
+
+    generator = _box(ax, mid, 4.22, width, 0.36, "Linear → softmax: the next token",
+                     "linear", gid="generator", lit=on("generator"))
+    columns(norm2, generator)
+    outs = [_box(ax, x, 4.77, w, 0.36, token, "softmax" if j >= sep else "data",
+                 gid=f"next{j}", size=SMALL, lit=on("answer") and j >= sep,
+                 dashed=j < sep, color=INK if j >= sep else NOTE_COLOR)
+            for j, (x, token) in enumerate(zip(xs, after))]
+    columns(generator, outs[0])
+    _text(ax, label_x, outs[0].y, "next token\n下一个词元", ha="right", gid="next_label")
+    _text(ax, (xs[0] + xs[sep - 1]) / 2, 4.99, "prompt: not scored", size=SMALL,
+          color=NOTE_COLOR, va="bottom", gid="prompt_note")
+    _text(ax, (xs[sep] + xs[-1]) / 2, 4.99, "answer: scored by the loss", size=SMALL,
+          color=HIGHLIGHT_COLOR if on("answer") else INK, va="bottom", gid="answer_note")
+    return ax.figure
+
+
 def save_gallery(directory, dpi=100):
     """Save every diagram (both encoder layers) as ``directory/<name>.png``; returns the paths.
 
@@ -1232,6 +1312,7 @@ def save_gallery(directory, dpi=100):
         "multi_head": multi_head(), "encoder_layer_post_ln": encoder_layer(norm_first=False),
         "encoder_layer_pre_ln": encoder_layer(norm_first=True), "decoder_layer": decoder_layer(),
         "generation_loop": generation_loop(), "referent_model": referent_model(),
+        "decoder_only": decoder_only(),
     }
     figures.update({
         "single_query": single_query(), "head_split": head_split(),

@@ -4,7 +4,7 @@
   (notebooks 00, 05–08); its names are importable from `minitf.tasks` directly.
 - `referent`: what "it" refers to in the notes' sentence, learned by an encoder (notebook 09).
 - `sequence`: the number task as one sequence, `<bos> words <sep> 汉字 <eos>`, for a
-  decoder-only model (minitf.gpt).
+  decoder-only model (minitf.gpt; notebook 11).
 
 All three build their vocabularies with `vocab.Vocab`; the special ids are `minitf.tokens`'.
 """

@@ -7,7 +7,7 @@ special tokens, <sep>, the words, the characters). The prompt is `<bos> words <s
 model continues it with the answer and <eos>. Training scores only the answer: the targets
 of the prompt's positions are <pad>, the ignore_index of cross_entropy. The numbers, their
 train/test split and their words and characters are the running task's (tasks.numbers).
-Built in notebook 11 (no notebook yet: it is being written).
+Notebook 11 §1–2 builds it, §4 trains on it.
 """
 
 import numpy as np
@@ -37,13 +37,13 @@ MAX_NEW = 8  # the longest answer, 一千一百一十一 (7 characters), and <eo
 def prompt_ids(text):
     """English number words -> the prompt's ids (L,) int64: <bos>, the words, <sep>.
     ValueError naming the first word that is not one of the task's (tasks.source_words).
-    Notebook 11 (no notebook yet)."""
+    Notebook 11 §1, and §5 feeds it to generation."""
     return np.array([BOS_ID, *VOCAB.encode(source_words(text)), SEP_ID], dtype=np.int64)
 
 
 def sequence_ids(n):
     """A number in 0..9999 -> its whole sequence's ids (L,) int64: the prompt, then the
-    characters of chinese(n) and <eos>. Notebook 11 (no notebook yet)."""
+    characters of chinese(n) and <eos>. Notebook 11 §1 (by hand, then this)."""
     return np.concatenate([prompt_ids(english(n)), VOCAB.encode(list(chinese(n))), [EOS_ID]])
 
 
@@ -57,7 +57,7 @@ def make_batch(numbers):
         tokens   <bos> one thousand five  <sep>  一  千  零  五
         targets  <pad> <pad>  <pad> <pad>  一    千  零  五  <eos>
 
-    Notebook 11 (no notebook yet).
+    Notebook 11 §2; Exercise 1 writes its second step.
     """
     numbers = require_numbers(numbers, "numbers")
     sequences = [sequence_ids(n) for n in numbers.tolist()]
@@ -71,13 +71,13 @@ def make_batch(numbers):
 def decode_answer(ids):
     """Answer ids (1-D) -> the characters joined; stops at <eos>, ignores <pad> and <bos>.
     A word or <sep> in the answer shows as it is, so it never equals a number's characters.
-    Notebook 11 (no notebook yet)."""
+    Notebook 11 §5."""
     return "".join(VOCAB.decode(ids))
 
 
 def exact_match(model, numbers, batch_size=1000):
     """Fraction of `numbers` whose greedy continuation of the prompt (generate.greedy_continue,
-    with the KV cache) is exactly chinese(n) followed by <eos>. Notebook 11 (no notebook yet).
+    with the KV cache) is exactly chinese(n) followed by <eos>. Notebook 11 §4.
     """
     numbers = require_numbers(numbers, "numbers")
     batch_size = require_int(batch_size, "batch_size", low=1)
@@ -100,7 +100,7 @@ class SequenceTask:
     """The number task as one sequence, as `minitf.train.train` takes it: every training
     number encoded once (make_batch), drawn as tasks.NumberTask draws them (a share
     `by_shape` shape by shape), and the exact match on held-out numbers.
-    Notebook 11 (no notebook yet).
+    Notebook 11 §4.
 
     `batch(rng, B)` -> ((tokens,), targets): a batch for GPT.forward, trimmed of the columns
     that are padding in every row. `evaluate(model, final)` is the exact match on `eval_size`

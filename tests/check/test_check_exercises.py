@@ -17,6 +17,8 @@ from minitf.check.messages import pick
 from minitf.module import Module
 from minitf.multihead import merge_heads, split_heads
 from minitf.tasks import referent
+from minitf.tasks.sequence import SEP_ID
+from minitf.tokens import PAD_ID
 
 CHECKERS = sorted(EXERCISES_BY_CHECKER)
 
@@ -286,6 +288,18 @@ def pointer_gradient_in_place(q, K, target):
     return K.T @ p
 
 
+def answer_targets_in_place(tokens, next_ids):
+    for row, sep in enumerate(np.argmax(tokens == SEP_ID, axis=1)):
+        next_ids[row, :sep] = PAD_ID  # overwrites the caller's array, row by row
+    return next_ids
+
+
+def words_share_in_place(weights, sep):
+    weights[:, :, sep:] = 0  # the caller's weights lose the answer's and <sep>'s columns
+    weights[:, :, 0] = 0  # and <bos>'s
+    return weights[:, sep:].sum(axis=-1)
+
+
 IN_PLACE = {
     "check_encode_source": encode_source_in_place,
     "check_embedding_lookup": embed_in_place,
@@ -319,6 +333,8 @@ IN_PLACE = {
     "check_kv_cache": kv_step_in_place,
     "check_referent_rule": referent_rule_in_place,
     "check_pointer_gradient": pointer_gradient_in_place,
+    "check_answer_targets": answer_targets_in_place,
+    "check_words_share": words_share_in_place,
 }
 
 

@@ -38,6 +38,7 @@ DIAGRAMS = [
     ("beam_tree", {"beam_size": 1}),
     ("beam_tree", {"beam_size": 3}),
     ("kv_cache", {}),
+    ("decoder_only", {}),
 ]
 
 
@@ -154,6 +155,14 @@ REQUIRED = {
         **{f"$V$: ${t} \\times d_v$": 1 for t in range(1, 5)},
         "step 1: feed <bos>": 1, "step 2: feed 一": 1, "step 3: feed 千": 1,
         "step 4: feed 零": 1, "1 row": 5, "2 rows": 1, "3 rows": 1, "4 rows": 1,
+    },
+    "decoder_only": {
+        "<bos>": 1, "<eos>": 1,  # the input and, one position on, the next token
+        **{token: 2 for token in ("one", "thousand", "five", "<sep>", "一", "千", "零", "五")},
+        "Embedding 嵌入  × √d_model": 1, "+ positional encoding 位置编码": 1,
+        "Masked Self-Attention 掩码自注意力": 1, "Feed Forward 前馈网络": 1, "Add & Norm": 2,
+        "N×": 1, "Linear → softmax: the next token": 1, "prompt: not scored": 1,
+        "answer: scored by the loss": 1,
     },
 }
 
@@ -296,6 +305,8 @@ def test_pre_ln_puts_the_norm_before_each_sublayer_and_adds_a_final_norm():
     ("beam_tree", "ranking", {"ranking"}),
     ("kv_cache", "query", {f"step{t}.q" for t in range(1, 5)}),
     ("kv_cache", "new_rows", {f"step{t}.{m}{t}" for t in range(1, 5) for m in "kv"}),
+    ("decoder_only", "masked_attention", {"self_attn"}),
+    ("decoder_only", "answer", {"next4", "next5", "next6", "next7", "next8"}),
 ])
 def test_highlight_outlines_the_named_boxes(name, part, expected):
     fig = make(name, highlight=part)
@@ -325,7 +336,8 @@ def test_gallery_writes_every_diagram(tmp_path):
         warnings.simplefilter("error")
         paths = diagrams.save_gallery(tmp_path, dpi=50)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
-    assert len(paths) == 13
+    names = {name for name, _ in DIAGRAMS} - {"encoder_layer"}
+    assert {p.stem for p in paths} == names | {"encoder_layer_post_ln", "encoder_layer_pre_ln"}
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 
@@ -501,3 +513,19 @@ def test_kv_cache_grows_one_row_a_step_and_the_query_reads_them_all():
         assert by_gid(fig, f"step{t}.cached").get_text() == "1 row"
         assert by_gid(fig, f"step{t}.full").get_text() == ("1 row" if t == 1 else f"{t} rows")
         assert by_gid(fig, f"step{t}.K_shape").get_text() == f"$K$: ${t} \\times d_k$"
+
+
+def test_decoder_only_is_one_stack_over_one_sequence_scored_from_sep():
+    fig = make("decoder_only")
+    drawn = [t.get_text() for t in texts(fig)]
+    tokens = [by_gid(fig, f"token{j}.label").get_text() for j in range(9)]
+    assert " ".join(tokens) == "<bos> one thousand five <sep> 一 千 零 五"
+    # every position predicts the token after it; the answer's, from <sep> on, are scored
+    after = [by_gid(fig, f"next{j}.label").get_text() for j in range(9)]
+    assert after == tokens[1:] + ["<eos>"]
+    scored = [same_color(by_gid(fig, f"next{j}").get_facecolor(), diagrams.COLORS["softmax"])
+              for j in range(9)]
+    assert scored == [j >= tokens.index("<sep>") for j in range(9)]
+    # one stack: no encoder, no cross-attention box, no memory
+    assert not any("Cross" in s or "Encoder" in s or "memory" in s for s in drawn)
+    assert by_gid(fig, "no_cross").get_text() == "no cross-\nattention:\nno encoder"
