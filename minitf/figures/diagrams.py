@@ -763,7 +763,7 @@ def single_query(highlight=None):
     notebook executes; the figure computes them from the two scores and d_k. ``highlight``: one
     or more of ``"query"``, ``"keys"``, ``"scores"`` (the arrows), ``"scale"`` (÷ √d_k),
     ``"softmax"``, ``"weighted_sum"`` (the values, the sum and z₁).
-    No notebook yet: drawn for the lecture of notebook 01 §3 (the notes' worked example).
+    Shown in notebook 01 §3 (The Illustrated Transformer's worked example), above its code.
     """
     on = _lighter(highlight, PARTS["single_query"])
     words, scores, d_k = ("Thinking", "Machines"), (112, 96), 64
