@@ -56,19 +56,19 @@ torch: $(STAMP)
 	$(BIN)/python -m pip install "torch==$(TORCH_VERSION)" \
 		$(if $(TORCH_INDEX),--extra-index-url "$(TORCH_INDEX)" --retries 1 --timeout 15)
 
-# The Chinese notebooks (notebooks/zh/) are built from the English ones with the same code and
-# stored outputs (tests/notebooks/test_zh.py checks that cell for cell), so nbval runs the English ones.
-# MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
+# nbval executes both editions: the Chinese notebooks (notebooks/zh/) have the English ones'
+# code but for their comments and strings (tests/notebooks/test_zh.py checks that), and their
+# own outputs, in Chinese. MPLBACKEND=Agg is set for the unit tests only: a kernel started with it set would not
 # show figures inline (ipykernel picks its inline backend only when MPLBACKEND is unset).
 # Without torch (an optional extra) the torch tests and the notebooks in TORCH_NOTEBOOKS are
 # left out; tests/conftest.py says so in one line (and refuses when MINITF_REQUIRE_TORCH=1).
-TORCH_NOTEBOOKS := notebooks/10_to_pytorch.ipynb
+TORCH_NOTEBOOKS := notebooks/10_to_pytorch.ipynb notebooks/zh/10_to_pytorch.ipynb
 HAVE_TORCH = $(BIN)/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)"
 test: $(STAMP)
 	$(BIN)/ruff check .
 	MPLBACKEND=Agg $(BIN)/pytest tests
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
-		leave_out="--ignore=notebooks/zh $$($(HAVE_TORCH) || printf -- '--ignore=%s ' $(TORCH_NOTEBOOKS))"; \
+		leave_out="$$($(HAVE_TORCH) || printf -- '--ignore=%s ' $(TORCH_NOTEBOOKS))"; \
 		echo "$(BIN)/pytest --nbval --nbval-current-env notebooks/ $$leave_out"; \
 		$(BIN)/pytest --nbval --nbval-current-env notebooks/ $$leave_out; \
 	else \
@@ -84,10 +84,13 @@ quick: $(STAMP)
 
 # Executes the English notebooks in fresh kernels and stores their outputs; then builds the
 # Chinese edition, notebooks/zh/, from them and translations/zh/ (tools/build_zh.py names
-# every cell whose Chinese is missing or out of date).
+# every cell whose Chinese is missing or out of date) and executes it too, for its own outputs.
+ZH_NB = $(if $(NB),$(addprefix notebooks/zh/,$(notdir $(NB))),$(wildcard notebooks/zh/*.ipynb))
 notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py $(NB)
 	$(BIN)/python tools/build_zh.py
+	$(BIN)/python tools/run_notebooks.py $(ZH_NB)
+	$(BIN)/python tools/build_zh.py --check
 
 # A new notebook that passes every test as it stands (CONTRIBUTING.md, "Adding a notebook"):
 # make new-notebook NN=11 TOPIC=decoder_only TITLE="The decoder alone" TITLE_ZH="只用解码器"

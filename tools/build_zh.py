@@ -14,7 +14,11 @@ translations/zh/NN_topic.md holds the Chinese of every markdown cell, one entry 
 `6f1c2a0e` is the cell's id in the English notebook and `3b9d0c41aa` a fingerprint of the English
 text the entry translates. A cell that starts a slide of an authored lecture has a title
 (metadata.minitf.title, tools/course_format.py); its Chinese is an entry of its own,
-`<!-- title 6f1c2a0e en:… -->` followed by one line. The built notebook is the English one with
+`<!-- title 6f1c2a0e en:… -->` followed by one line. A code cell whose comments and strings a
+Chinese reader should read in Chinese has an entry `<!-- code 6f1c2a0e en:… -->` holding the
+whole cell in a ```python block, the same code with its comments and string literals in
+Chinese (tests/notebooks/test_zh.py checks that nothing else differs); a code cell without one
+is the English cell. The built notebook is the English one with
 each markdown cell's text replaced by its entry (and each slide title by its own): same cells,
 same ids, the same code and outputs.
 When an English markdown cell changes, its fingerprint no longer matches and the build (and
@@ -35,7 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 ZH_DIR = NOTEBOOK_DIR / "zh"
 TEXT_DIR = ROOT / "translations" / "zh"
-MARKER = re.compile(r"^<!-- (cell|title) (\S+) en:([0-9a-f]{10}) -->[ \t]*$", re.MULTILINE)
+MARKER = re.compile(r"^<!-- (cell|title|code) (\S+) en:([0-9a-f]{10}) -->[ \t]*$",
+                    re.MULTILINE)
+CODE_BLOCK = re.compile(r"\A```python\n(.*?)\n```\Z", re.DOTALL)
 # rise.css names the shipped font by a url relative to itself; one folder deeper, one more "../".
 RISE_CSS_FONT = 'url("../minitf/'
 
@@ -64,11 +70,17 @@ def read_text(path):
     entries = {}
     for mark, following in zip(marks, marks[1:] + [None]):
         kind, cell_id, en = mark.groups()
-        cell_id = cell_id if kind == "cell" else f"title:{cell_id}"
+        cell_id = cell_id if kind == "cell" else f"{kind}:{cell_id}"
         if cell_id in entries:
             raise Problem(f"{path}: cell {cell_id} has two entries")
-        body = text[mark.end(): following.start() if following else len(text)]
-        entries[cell_id] = (en, body.strip("\n"))
+        body = text[mark.end(): following.start() if following else len(text)].strip("\n")
+        if kind == "code":
+            block = CODE_BLOCK.match(body)
+            if not block:
+                raise Problem(f"{path}: the entry of code cell {cell_id[5:]} is not one "
+                              "```python block")
+            body = block.group(1)
+        entries[cell_id] = (en, body)
     return entries
 
 
@@ -110,6 +122,11 @@ def problems(nb_path, entries=None):
             elif entries[f"title:{cell.id}"][0] != fingerprint(title):
                 found.append(f"{where} cell {index} ({cell.id}): its slide title changed in "
                              f"English since its Chinese was written: {title!r}")
+        if cell.cell_type == "code" and f"code:{cell.id}" in entries:
+            ids.add(f"code:{cell.id}")
+            if entries[f"code:{cell.id}"][0] != fingerprint(cell.source):
+                found.append(f"{where} cell {index} ({cell.id}): its code changed in English "
+                             f"since its Chinese comments and strings were written")
         if cell.cell_type != "markdown":
             continue
         ids.add(cell.id)
@@ -126,19 +143,40 @@ def problems(nb_path, entries=None):
 
 
 def build(nb_path):
-    """The Chinese notebook for one English notebook, as nbformat text. Raises Problem."""
+    """The Chinese notebook for one English notebook, as nbformat text. Raises Problem.
+
+    Its outputs are those the Chinese notebook stored when it was last executed, for every
+    code cell whose code is unchanged since (`make notebooks` executes it again after the
+    build); a new or changed cell has the English cell's until then."""
     entries = read_text(text_path(nb_path)) if text_path(nb_path).exists() else None
     found = problems(nb_path, entries)
     if found:
         raise Problem("\n".join(found))
     nb = read_notebook(nb_path)
+    zh_path = ZH_DIR / Path(nb_path).name
+    ran = {c.id: c for c in read_notebook(zh_path).cells} if zh_path.exists() else {}
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = entries[cell.id][1]
+        elif f"code:{cell.id}" in entries:
+            cell.source = entries[f"code:{cell.id}"][1]
         if fmt.slide_title(cell):
             cell.metadata["minitf"]["title"] = entries[f"title:{cell.id}"][1].strip()
+        before = ran.get(cell.id)
+        if cell.cell_type == "code" and before is not None and before.source == cell.source:
+            cell.outputs, cell.execution_count = before.outputs, before.execution_count
     text = nbformat.writes(nb)
     return text if text.endswith("\n") else text + "\n"  # as nbformat.write stores it
+
+
+def without_outputs(text):
+    """A notebook's text with its code cells' outputs and execution counts left out: what
+    the build decides (the outputs come from executing the Chinese notebook)."""
+    nb = nbformat.reads(text, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb)
 
 
 def todo(nb_path):
@@ -155,6 +193,12 @@ def todo(nb_path):
             was = f", its Chinese was: {old[1]}" if old else ""
             out.append(f"<!-- todo: the slide title of cell {index}{was} -->")
             out.append(title + "\n")
+        old = entries.get(f"code:{cell.id}")
+        if cell.cell_type == "code" and old and old[0] != fingerprint(cell.source):
+            out.append(f"<!-- code {cell.id} en:{fingerprint(cell.source)} -->")
+            out.append(f"<!-- todo: the code of cell {index} changed; its Chinese was:\n"
+                       f"{old[1]}\n -->")
+            out.append(f"```python\n{cell.source}\n```\n")
         if cell.cell_type != "markdown":
             continue
         old = entries.get(cell.id)

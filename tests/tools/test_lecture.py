@@ -110,3 +110,26 @@ def test_a_notebook_without_an_authored_lecture_is_cut_by_the_old_rules():
     nb.metadata["minitf"]["lecture"] = False
     assert not any("minitf-kicker" in c.source for c in _deck(nb))
     assert nbformat.validate(nb) is None
+
+
+def test_a_deck_that_opens_on_a_lecture_only_title_has_its_agenda_after_it():
+    nb = lecture_notebook()
+    nb.cells[0].metadata["tags"] = ["notebook-only"]
+    title = _cell(new_markdown_cell("# 99 · A lecture, for the room"), "slide", ["lecture-only"])
+    nb.cells.insert(1, title)
+    cells = [c for c in _deck(nb) if minitf_slides.shown(c)]
+    assert cells[0].source.startswith("# 99 · A lecture, for the room")
+    assert cells[1].source.startswith("## The plan")
+
+
+def test_an_exercise_left_out_of_the_deck_gets_no_task_card():
+    nb = lecture_notebook()
+    exercise = _cell(new_markdown_cell("### Exercise 1 — later"), "-", ["exercise"], minutes=5)
+    stub = _cell(new_code_cell("def f(x):\n    raise NotImplementedError\n\n\ncheck_f(f)"), "-",
+                 ["stub", "checker"])
+    for cell in (exercise, stub):
+        cell.metadata["tags"].append("notebook-only")
+    nb.cells[4:4] = [exercise, stub]
+    assert not any("In JupyterLab" in c.source for c in _deck(nb))
+    exercise.metadata["tags"].remove("notebook-only")
+    assert sum("In JupyterLab" in c.source for c in _deck(nb)) == 1

@@ -276,7 +276,9 @@ class SlidesPreprocessor(Preprocessor):
                 out.append(self._title(cell, starts[id(cell)]))
             out.append(cell)
         # the agenda follows the title slide
-        second = next((k for k, c in enumerate(out) if k and starts_slide(c)), len(out))
+        first = next((k for k, c in enumerate(out) if shown(c)), 0)  # the title slide's
+        second = next((k for k, c in enumerate(out) if k > first and shown(c)
+                       and starts_slide(c)), len(out))
         return out[:second] + self._agenda(nb, slides, words) + out[second:]
 
     @staticmethod
@@ -316,6 +318,8 @@ class SlidesPreprocessor(Preprocessor):
         for exercise in fmt.exercises({"cells": cells}):
             if exercise.checker is None or not exercise.stubs:
                 continue  # course_format.validate names it
+            if not shown(cells[exercise.index]):
+                continue  # an exercise left out of the deck gets no card
             what = ", ".join(f"`{d}`" for i in exercise.stubs
                              for d in fmt.defined_functions(cells[i])) or "your code"
             call = fmt.checker_call(cells[exercise.checker])  # before the cell is emptied
