@@ -765,7 +765,7 @@ def single_query(highlight=None):
     notebook executes; the figure computes them from the two scores and d_k. ``highlight``: one
     or more of ``"query"``, ``"keys"``, ``"scores"`` (the arrows), ``"scale"`` (÷ √d_k),
     ``"softmax"``, ``"weighted_sum"`` (the values, the sum and z₁).
-    No notebook yet: drawn for the lecture of notebook 01 §3 (the notes' worked example).
+    Shown in notebook 01 §3 (The Illustrated Transformer's worked example), above its code.
     """
     on = _lighter(highlight, PARTS["single_query"])
     words, scores, d_k = ("Thinking", "Machines"), (112, 96), 64
@@ -844,8 +844,7 @@ def head_split(num_heads=4, highlight=None):
     (the concatenation, (B, L, d_model)) and W^O mixes them. K and V are split the same way.
     ``num_heads``: 1 to 8. ``highlight``: one or more of ``"columns"`` (Q and its blocks),
     ``"split"``, ``"heads"``, ``"attention"``, ``"merge"``, ``"output"`` (W^O and the output).
-    No notebook yet: drawn for the lecture of notebook 03 ("One big projection, split into
-    heads").
+    Shown in notebook 03 §3 ("One big projection, split into heads"), above split_heads' code.
     """
     if isinstance(num_heads, bool) or not isinstance(num_heads, int):
         raise TypeError(f"num_heads must be an int from 1 to 8, got {num_heads!r:.60}")
