@@ -935,7 +935,7 @@ def cross_attention(highlight=None):
     L_t × L_t, a lower triangle (grey: masked). ``highlight``: one or more of ``"queries"``,
     ``"memory"`` (the keys and values), ``"weights"`` (the rectangle),
     ``"masked_self_attention"`` (the square).
-    No notebook yet: drawn for the lecture of notebook 06 §4 (cross-attention).
+    Shown in notebook 06 §4 (cross-attention), on the lecture's slides: a lecture-only cell.
     """
     on = _lighter(highlight, PARTS["cross_attention"])
     target = ["<bos>", "一", "千", "零", "五"]
