@@ -936,7 +936,7 @@ def cross_attention(highlight=None):
     L_t × L_t, a lower triangle (grey: masked). ``highlight``: one or more of ``"queries"``,
     ``"memory"`` (the keys and values), ``"weights"`` (the rectangle),
     ``"masked_self_attention"`` (the square).
-    No notebook yet: drawn for the lecture of notebook 06 §4 (cross-attention).
+    Shown in notebook 06 §4 (cross-attention), on the lecture's slides: a lecture-only cell.
     """
     on = _lighter(highlight, PARTS["cross_attention"])
     target = ["<bos>", "一", "千", "零", "五"]
@@ -1050,7 +1050,7 @@ def beam_tree(beam_size=2, highlight=None):
     the notebook: with K = 2, 十二 (−0.72) before 一十二 (−1.17), the answer of greedy decoding
     (K = 1). ``beam_size``: 1 to 3. ``highlight``: one or more of ``"kept"``, ``"pruned"``,
     ``"finished"``, ``"ranking"``.
-    No notebook yet: drawn for the lecture of notebook 07 §2 (beam search).
+    Shown in notebook 07 §2 (beam search), on the lecture's slides: the prediction's answer.
     """
     if isinstance(beam_size, bool) or not isinstance(beam_size, int):
         raise TypeError(f"beam_size must be an int from 1 to 3, got {beam_size!r:.60}")
@@ -1146,7 +1146,7 @@ def kv_cache(highlight=None):
     before are reused as they are: a step costs one new row, where recomputing would cost t.
     ``highlight``: one or more of ``"cache"`` (the rows kept from earlier steps),
     ``"new_rows"`` (k_t and v_t), ``"query"`` (q_t), ``"weights"`` (α).
-    No notebook yet: drawn for the lecture of notebook 07 §5 (the KV cache).
+    Shown in notebook 07 §5 (the KV cache).
     """
     on = _lighter(highlight, PARTS["kv_cache"])
     tokens = ["<bos>", "一", "千", "零"]
