@@ -224,7 +224,8 @@ def outputs():
             built[ZH_DIR / nb_path.name] = build(nb_path)
         except Problem as err:
             found.append(str(err))
-    for orphan in sorted(set(ZH_DIR.glob("*.ipynb")) - set(built)):
+    english = {ZH_DIR / p.name for p in NOTEBOOK_DIR.glob("*.ipynb")}
+    for orphan in sorted(set(ZH_DIR.glob("*.ipynb")) - english):
         found.append(f"{orphan.relative_to(ROOT)} has no English notebook (delete it)")
     return built, found
 

@@ -13,10 +13,11 @@ Every box has a ``gid`` (the model's own names where it has them: ``decoder.cros
 figure are inches from its lower-left corner. Notebooks 00 to 11 each show one.
 
 Besides the architecture, five board drawings for the lectures, the pictures a lecturer would
-otherwise draw by hand: one query against its keys with the notes' numbers (``single_query``,
-notebook 01), Q's column blocks becoming the heads (``head_split``, 03), cross-attention's
-rectangle beside the masked square (``cross_attention``, 06), a beam search tree on
-notebook 07's toy table (``beam_tree``) and the KV cache growing a row a step (``kv_cache``, 07).
+otherwise draw by hand: one query against its keys with The Illustrated Transformer's numbers
+(``single_query``, notebook 01), Q's column blocks becoming the heads (``head_split``, 03),
+cross-attention's rectangle beside the masked square (``cross_attention``, 06), a beam search
+tree on notebook 07's toy table (``beam_tree``) and the KV cache growing a row a step
+(``kv_cache``, 07). A decoder-only model for notebook 11 (``decoder_only``).
 """
 
 import math
@@ -756,7 +757,8 @@ def referent_model(highlight=None):
 
 
 def single_query(highlight=None):
-    """One query against its keys, the notes' worked example as a lecturer draws it on the board.
+    """One query against its keys, The Illustrated Transformer's worked example as a lecturer
+    draws it on the board.
 
     The query q₁ of "Thinking" meets the key k₁ of "Thinking" and the key k₂ of "Machines": the
     dot products 112 and 96 (on the arrows), divided by √d_k = √64 = 8 to 14 and 12, a softmax
@@ -774,7 +776,8 @@ def single_query(highlight=None):
     weights = [e / sum(exps) for e in exps]
 
     ax = _canvas(10, 4.4)
-    _text(ax, 0.25, 4.1, "One query against its keys 单个查询的注意力 · the notes' example",
+    _text(ax, 0.25, 4.1, "One query against its keys 单个查询的注意力 · "
+          "The Illustrated Transformer's example",
           size=12, ha="left", gid="title")
     _text(ax, 9.75, 4.1, r"$z_1 = \sum_i\, \mathrm{softmax}_i\left(\dfrac{q_1 \cdot k_i}"
           r"{\sqrt{d_k}}\right) v_i$", size=12, ha="right", gid="formula")

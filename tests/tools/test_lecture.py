@@ -87,7 +87,9 @@ def test_the_deck_is_laid_out_as_authored():
     assert [t.split("## ")[-1] for t in titles] == [
         "Multiplying scales every entry", "Predict, then run: 2 × 3",
         "What to remember: a product scales"]
-    assert "1. Products" in titles[0] and "(cont.)" not in "".join(text)
+    assert "1\\. Products" in titles[0] and "(cont.)" not in "".join(text)  # no list item
+    # each slide's notes say its class minutes, after their label
+    assert any(t.startswith("**Speaker notes.** *(5 min)* Ask for an example.") for t in text)
     # the cell's own section heading gives way to the title on the slide
     assert not any(s.startswith("## 1. Products") for s in text)
     # the agenda after the title slide, in class minutes, with notes of its own

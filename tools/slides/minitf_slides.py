@@ -60,6 +60,7 @@ WORDS = {
            "card": "**In JupyterLab:** notebook {nb}, “{ex}” · about {m} min · write {what} in the "
                    "cell under this heading, then run `{check}`: it names the mistake, if any.",
            "setup_title": "For students: set-up", "plan": "The plan: {m} minutes",
+           "note_minutes": "*({m} min)*",
            "plan_notes": "**Speaker notes.** The plan, part by part, in class minutes: say "
                          "what the class will be able to do at the end."},
     "zh": {"cont": "（续）", "agenda": "目标与安排", "optional": "选学",
@@ -67,6 +68,7 @@ WORDS = {
            "card": "**在 JupyterLab 里：** 笔记本 {nb}，“{ex}” · 约 {m} 分钟 · 在本标题下的代码格里"
                    "写出 {what}，然后运行 `{check}`：如有错误，它会指出是哪一种。",
            "setup_title": "给学生：准备环境", "plan": "安排：共 {m} 分钟",
+           "note_minutes": "（{m} 分钟）",
            "plan_notes": "**讲者备注：** 按课堂用时逐部分介绍安排：告诉大家下课时他们将会"
                          "做到什么。"},
 }
@@ -274,6 +276,8 @@ class SlidesPreprocessor(Preprocessor):
         for cell in cells:
             if id(cell) in starts:
                 out.append(self._title(cell, starts[id(cell)]))
+            if fmt.has(cell, "notes") and fmt.notes_minutes(cell):
+                cell.source = self._with_minutes(cell.source, fmt.notes_minutes(cell), words)
             out.append(cell)
         # the agenda follows the title slide
         first = next((k for k, c in enumerate(out) if shown(c)), 0)  # the title slide's
@@ -282,12 +286,20 @@ class SlidesPreprocessor(Preprocessor):
         return out[:second] + self._agenda(nb, slides, words) + out[second:]
 
     @staticmethod
+    def _with_minutes(note, minutes, words):
+        """The note with the slide's class minutes after its label, for the speaker view."""
+        label, _, rest = note.partition("**")[2].partition("**")
+        stamp = words["note_minutes"].format(m=f"{minutes:g}")
+        return f"**{label}** {stamp} {rest.lstrip()}" if label else f"{stamp} {note}"
+
+    @staticmethod
     def _title(cell, slide):
         """The heading cell that opens `slide`: its section in small type, then its title. A
         heading that opens the cell itself gives way to it (the notebook keeps it)."""
         if cell.cell_type == "markdown" and HEADING.match(cell.source.lstrip()):
             cell.source = HEADING.sub("", cell.source.lstrip(), count=1).lstrip("\n")
-        kicker = (f'<div class="minitf-kicker">\n\n{slide.section}\n\n</div>\n\n'
+        section = NUMBERED.sub(r"\1\\.", slide.section)  # "2. Query…" is no list item
+        kicker = (f'<div class="minitf-kicker">\n\n{section}\n\n</div>\n\n'
                   if slide.section else "")
         title = markdown(f"{kicker}## {fmt.slide_title(cell)}", slide_type(cell))
         set_slide_type(cell, "-" if shown(cell) else slide_type(cell))
