@@ -38,7 +38,10 @@ def structure(text):
     """What a translation keeps from its English cell, whatever the language."""
     return {
         "heading levels": [len(h) for h in HEADING.findall(FENCE.sub("", text))],
-        "code blocks": FENCE.findall(text),
+        # code is the same in both languages; a drawing or a transcript in a plain block
+        # (```text) is translated like prose, and keeps its place
+        "code blocks": [b if re.match(r"```(python|py|sh|bash)?\n", b) else "```text"
+                        for b in FENCE.findall(text)],
         "display formulas": DISPLAY_MATH.findall(FENCE.sub("", text)),
         "folds": text.count("<details>"),
         "speaker notes": text.startswith(fmt.NOTES_LABEL["en"]),
