@@ -250,3 +250,145 @@ def test_the_variant_lint_finds_a_variant(monkeypatch, tmp_path):
                         lambda: iter([("x.md", "在抽样之前")]))
     with pytest.raises(AssertionError, match="抽样"):
         test_no_chinese_text_uses_a_variant_of_a_glossary_term()
+
+
+# -- README.zh.md: a complete Chinese README, one line per paragraph -------------------------
+# Each heading (## and ###) of README.md and its Chinese heading in README.zh.md, in order: a
+# section added to README.md fails the test until README.zh.md has it too.
+README_SECTIONS = {
+    "## Quick start": "## 快速开始",
+    "### With conda instead": "### 改用 conda",
+    "## Course map": "## 课程地图",
+    "## The translator": "## 翻译器",
+    "## To PyTorch, a GPU and several machines": "## 迁移到 PyTorch、GPU 与多台机器",
+    "## Performance": "## 性能",
+    "## For instructors": "## 授课指南",
+    "## Common commands": "## 常用命令",
+    "### Where `make test` has been checked": "### `make test` 在哪些环境中检查过",
+    "## For contributors": "## 参与贡献",
+    "## Run one test": "## 运行单个测试",
+    "## Chinese characters in plots": "## 图中的中文",
+}
+CJK_END = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]\s*$")
+CJK_START = re.compile(r"^\s*[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+# a line that starts a block of its own: a heading, a list item, a table row, a fence, HTML
+BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|\||```|<)")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def hard_breaks(text):
+    """Line numbers where a paragraph or list item goes on to the next line with Chinese on
+    either side of the break: Markdown renders that break as a stray space."""
+    found, fenced = [], False
+    lines = text.split("\n")
+    for number, (line, after) in enumerate(zip(lines, lines[1:]), start=1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not line.strip() or HEADING.match(line) or line.lstrip()[:1] in "|<":
+            continue  # a code block, a blank line, a heading, a table row, HTML: no paragraph
+        if not after.strip() or BLOCK_START.match(after):
+            continue
+        if CJK_END.search(line) or CJK_START.search(after):
+            found.append(number)
+    return found
+
+
+def headings(text):
+    return [line for line in FENCE.sub("", text).split("\n") if re.match(r"#{2,3} ", line)]
+
+
+def missing_sections(english, chinese):
+    """What README.zh.md lacks of README.md's sections (README_SECTIONS maps them)."""
+    unmapped = [h for h in headings(english) if h not in README_SECTIONS]
+    want = [README_SECTIONS[h] for h in headings(english) if h in README_SECTIONS]
+    return [f"README.md's {h!r} has no Chinese heading in README_SECTIONS" for h in unmapped] + (
+        [] if headings(chinese) == want else
+        [f"README.zh.md's sections {headings(chinese)} are not README.md's {want}"])
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation (Chinese too) dropped."""
+    return re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower()).replace(" ", "-")
+
+
+def code_lines(text):
+    """The commands of each fenced block, comments dropped (README.zh.md's are Chinese)."""
+    return [[re.sub(r"(^|\s+)#.*$", "", line) for line in block.split("\n")]
+            for block in FENCE.findall(text)]
+
+
+def test_readme_zh_has_no_line_break_inside_a_paragraph():
+    text = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    found = hard_breaks(text)
+    assert not found, ("README.zh.md: a paragraph or list item goes on to the next line (one "
+                       f"line each, Chinese does not wrap) after lines {found}")
+
+
+def test_the_hard_break_check_sees_a_break_and_nothing_else():
+    assert hard_breaks("第一行写到这里\n接着写第二行。") == [1]
+    assert hard_breaks("a `make lab`\n会打开它。") == [1]
+    assert hard_breaks("- 一项，\n  接着写。") == [1]
+    for fine in ("一段。\n\n另一段。", "- 一项；\n- 二项。", "## 标题\n正文。", "| 表 |\n| 格 |",
+                 "说明：\n```sh\n中文\n注释\n```", "正文\n<details>", "English text\nwraps here",
+                 "一段：\n1. 第一步"):
+        assert hard_breaks(fine) == [], fine
+
+
+def test_readme_zh_has_every_section_of_readme():
+    english, chinese = ((ROOT / name).read_text(encoding="utf-8")
+                        for name in ("README.md", "README.zh.md"))
+    assert not missing_sections(english, chinese), "\n".join(missing_sections(english, chinese))
+
+
+def test_the_section_check_sees_a_missing_or_unmapped_section():
+    english = ("# minitf\n\n## Quick start\n\ntext\n\n## Course map\n\n"
+               "```sh\n## not a heading\n```\n")
+    assert missing_sections(english, "## 快速开始\n\n## 课程地图\n") == []
+    assert missing_sections(english, "## 快速开始\n")  # a section left out
+    assert missing_sections(english, "## 课程地图\n\n## 快速开始\n")  # out of order
+    assert missing_sections(english + "\n## Glossary\n", "## 快速开始\n\n## 课程地图\n")
+
+
+def kept_from_readme(english, chinese):
+    """What README.zh.md changed or lost of README.md's commands (in the same fenced blocks),
+    inline code, dotted minitf names (tests/tools/test_doc_references.py resolves README.md's)
+    and links (a notebook's in notebooks/zh/; a section's anchor that of a Chinese heading)."""
+    found = []
+    if code_lines(chinese) != code_lines(english):
+        found.append("the fenced blocks' commands differ (only their comments may)")
+    spans = re.compile(r"`[^`\n]+`")
+    lost = set(spans.findall(FENCE.sub("", english))) - set(spans.findall(FENCE.sub("", chinese)))
+    found += [f"inline code {span} is missing" for span in sorted(lost)]
+    names = re.compile(r"(?<![\w/.])minitf(?:\.[A-Za-z_]\w*)+")
+    differ = set(names.findall(chinese)) ^ set(names.findall(english))
+    found += [f"minitf name {name} is in one README only" for name in sorted(differ)]
+    to_zh = {"#" + slug(en): "#" + slug(zh) for en, zh in README_SECTIONS.items()}
+    to_zh["README.zh.md"] = "README.md"
+    links = set(LINK.findall(FENCE.sub("", chinese)))
+    for target in LINK.findall(FENCE.sub("", english)):
+        target = to_zh.get(target, re.sub(r"^notebooks/(?=\d\d_)", "notebooks/zh/", target))
+        if target not in links:
+            found.append(f"no link to {target}")
+    anchors = {"#" + slug(h) for h in headings(chinese)}
+    found += [f"{t} is no heading's anchor" for t in sorted(links - anchors) if t.startswith("#")]
+    return found
+
+
+def test_readme_zh_keeps_readmes_commands_code_and_links():
+    english, chinese = ((ROOT / name).read_text(encoding="utf-8")
+                        for name in ("README.md", "README.zh.md"))
+    found = kept_from_readme(english, chinese)
+    assert not found, "README.zh.md against README.md:\n" + "\n".join(found)
+
+
+def test_the_readme_comparison_sees_a_changed_command_code_or_link():
+    english = ("Run `make lab`, see [01](notebooks/01_x.ipynb) and [map](#course-map).\n\n"
+               "## Course map\n\n```sh\nmake lab   # opens it\n```\n")
+    chinese = ("运行 `make lab`，见 [01](notebooks/zh/01_x.ipynb) 和[课程地图](#课程地图)。\n\n"
+               "## 课程地图\n\n```sh\nmake lab   # 打开它\n```\n")
+    assert kept_from_readme(english, chinese) == []
+    assert kept_from_readme(english, chinese.replace("lab   #", "test   #"))
+    assert kept_from_readme(english, chinese.replace("`make lab`", "make lab"))
+    assert kept_from_readme(english, chinese.replace("notebooks/zh/", "notebooks/"))
+    assert kept_from_readme(english, chinese.replace("(#课程地图)", "(#地图)"))
