@@ -93,7 +93,7 @@ notebooks: $(STAMP)
 	$(BIN)/python tools/build_zh.py --check
 
 # A new notebook that passes every test as it stands (CONTRIBUTING.md, "Adding a notebook"):
-# make new-notebook NN=11 TOPIC=decoder_only TITLE="The decoder alone" TITLE_ZH="只用解码器"
+# make new-notebook NN=12 TOPIC=sampling TITLE="Sampling" TITLE_ZH="采样"
 new-notebook: $(STAMP)
 	$(BIN)/python tools/new_notebook.py "$(NN)" "$(TOPIC)" "$(TITLE)" "$(TITLE_ZH)"
 
@@ -112,6 +112,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/kv_cache.py
 	$(BIN)/python benchmarks/train_step.py
+	$(BIN)/python benchmarks/decoder_only.py
 	env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS -u MKL_NUM_THREADS \
 		$(BIN)/python benchmarks/contention.py
 

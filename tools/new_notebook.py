@@ -1,7 +1,7 @@
 """Start a new notebook that passes every test as it stands, to be written on from there.
 
 Usage: python tools/new_notebook.py NN TOPIC "English title" "中文标题"
-       (or `make new-notebook NN=11 TOPIC=decoder_only TITLE="…" TITLE_ZH="…"`)
+       (or `make new-notebook NN=12 TOPIC=sampling TITLE="…" TITLE_ZH="…"`)
 
 Writes, for notebook NN_TOPIC:
 - notebooks/NN_TOPIC.ipynb: the anatomy every notebook has (CONTRIBUTING.md, "Anatomy of a
