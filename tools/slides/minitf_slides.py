@@ -330,18 +330,18 @@ class SlidesPreprocessor(Preprocessor):
         for exercise in fmt.exercises({"cells": cells}):
             if exercise.checker is None or not exercise.stubs:
                 continue  # course_format.validate names it
-            if not shown(cells[exercise.index]):
-                continue  # an exercise left out of the deck gets no card
             what = ", ".join(f"`{d}`" for i in exercise.stubs
                              for d in fmt.defined_functions(cells[i])) or "your code"
             call = fmt.checker_call(cells[exercise.checker])  # before the cell is emptied
-            for i in {*exercise.stubs, exercise.checker}:
+            for i in {*exercise.stubs, exercise.checker}:  # never on a slide, card or not
                 if not shown(cells[i]):
                     continue
                 if starts_slide(cells[i]):
                     self._hide_keeping_start(cells[i])
                 else:
                     set_slide_type(cells[i], "skip")
+            if not shown(cells[exercise.index]):
+                continue  # an exercise left out of the deck gets no card
             if solutions_apart and exercise.solution is not None \
                     and shown(cells[exercise.solution]):
                 set_slide_type(cells[exercise.solution], "subslide")
