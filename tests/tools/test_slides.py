@@ -15,6 +15,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import course_format as fmt
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -214,7 +215,8 @@ def test_notebook_deck_leaves_out_skip_cells_and_keeps_plots(decks, nb_path):
     assert not shown, f"lines of skip cells on the slides: {shown}"
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     plots = sum(1 for cell in nb["cells"]
-                if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") != "skip"
+                if fmt.slide_type(cell) != "skip"
+                and not (fmt.is_lecture(nb) and fmt.has(cell, "notebook-only"))
                 for out in cell.get("outputs", []) if "image/png" in out.get("data", {}))
     assert text.count('src="data:image/png;base64,') >= plots
 
