@@ -245,8 +245,9 @@ LABELS = {
     "query": {"en": "query", "zh": "查询"},
     "layer": {"en": "layer", "zh": "层"},
     "layer head": {"en": "layer {layer} head {head}", "zh": "第 {layer} 层 · 头 {head}"},
-    "before": {"en": "before", "zh": "处理前"},
-    "after": {"en": "after", "zh": "处理后"},
+    # token_bars: the distribution before a filter and after it (notebook 07 §4)
+    "before": {"en": "before", "zh": "过滤前"},
+    "after": {"en": "after", "zh": "过滤后"},
     "probability": {"en": "probability", "zh": "概率"},
     "generated position": {"en": "position of the generated token", "zh": "生成的词元的位置"},
     "ms per token": {"en": "ms for this token", "zh": "这个词元的用时（毫秒）"},
