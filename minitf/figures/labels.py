@@ -187,7 +187,7 @@ LABELS = {
     # -- beam_tree() --------------------------------------------------------------------
     "beam_tree.title": {"en": "Beam search 束搜索, beam size K = {k}, on notebook 07's toy "
                               "model for “twelve”",
-                        "zh": "束搜索，束宽 K = {k}：笔记本 07 中“twelve”的玩具模型"},
+                        "zh": "束搜索，束宽 K = {k}：笔记本 07 中为“twelve”虚构的模型"},
     "beam_tree.start": {"en": "start", "zh": "开始"},
     "beam_tree.step": {"en": "step {step}\nkeep {room}", "zh": "第 {step} 步\n保留 {room} 个"},
     "beam_tree.kept": {"en": "in the beam 保留", "zh": "留在束中"},
