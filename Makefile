@@ -76,7 +76,7 @@ test: $(STAMP)
 	fi
 
 # The quick loop, for a contributor between edits (under a minute): the reference's tests and
-# those of the room you touch, ROOM=check|tasks|figures|translator|pytorch|notebooks|tools
+# those of the room you touch, ROOM=check|tasks|figures|language|translator|pytorch|notebooks|tools
 # (a folder of tests/), the slow ones left out. `make test` is still the whole check.
 ROOM ?=
 quick: $(STAMP)

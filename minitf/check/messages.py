@@ -7,59 +7,27 @@ mistake). `{field}`s are filled in with str.format.
 
 The language is the edition's: the notebooks' setup cell calls
 `minitf.check.use_language("zh")` in the Chinese edition, and English is the default, so a
-learner never sets it. A checker speaks the language that was current when it ran, and its
-result keeps that language.
+learner never sets it. The switch (`use_language`, `current_language`, `pick`, `spaced`) lives
+in minitf.language, because the figures speak the same language (their words are in
+minitf/figures/labels.py). A checker speaks the language that was current when it ran, and
+its result keeps that language.
 
 The Chinese is written for a Chinese learner, in the course's terms (notebooks/zh/00's glossary,
 translations/zh/README.md): 检查函数, 练习, 用例, 形状, 广播, 掩码, 词元, 编号, 头, 束搜索 ...
 Code, names and numbers stay as they are.
 """
 
-import re
+from ..language import LANGUAGES, current_language, pick, spaced, use_language
 
-LANGUAGES = ("en", "zh")
-_current = ["en"]
-
-
-def use_language(language):
-    """Make the checkers speak `language` from now on: "en" (the default) or "zh". The
-    notebooks' setup cell calls it, the Chinese edition with "zh". Returns None, so that the
-    call prints nothing as a cell's last line."""
-    if language not in LANGUAGES:
-        raise ValueError(f"language must be one of {', '.join(map(repr, LANGUAGES))}, "
-                         f"got {language!r}")
-    _current[0] = language
-
-
-def current_language():
-    """The language the checkers speak now ("en" or "zh")."""
-    return _current[0]
-
-
-def pick(text, language=None):
-    """A text in `language` (default: the current one): text is {"en": ..., "zh": ...}, or a
-    plain str that reads the same in every language (a function's name, code)."""
-    if isinstance(text, dict):
-        return text[language or _current[0]]
-    return text
+__all__ = ["LANGUAGES", "MESSAGES", "current_language", "pick", "say", "spaced", "use_language"]
 
 
 def say(key, language=None, **fields):
     """MESSAGES[key] in `language` (default: the current one), with its fields filled in
     (in Chinese, a space between a Chinese character and a Latin letter or digit that meet)."""
-    language = language or _current[0]
+    language = language or current_language()
     text = MESSAGES[key][language].format(**fields)
     return spaced(text) if language == "zh" and fields else text
-
-
-_HAN = "\u4e00-\u9fff"
-_MEETS = re.compile(f"(?<=[{_HAN}])(?=[A-Za-z0-9(\\[<`])|(?<=[A-Za-z0-9)\\]>`])(?=[{_HAN}])")
-
-
-def spaced(text):
-    """Chinese typography: a space where a Chinese character meets a Latin letter, a digit or
-    a half-width bracket ("返回的是None" -> "返回的是 None", "返回(z_t" -> "返回 (z_t")."""
-    return _MEETS.sub(" ", text)
 
 
 MESSAGES = {

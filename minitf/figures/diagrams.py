@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.path import Path as _Path
 
+from .labels import label
 from .viz import use_cjk_font
 
 __all__ = [
@@ -269,17 +270,17 @@ def _sine(ax, x, y, r=0.15, *, gid, lit=False):
 def _stack(ax, x, bottom, sublayers, *, prefix, side, on, w):
     """Sub-layers from ``bottom`` upwards, each followed by Add & Norm (post-LN, as the paper).
 
-    ``sublayers`` holds ``(label, kind, name, parts)``; the residual path of each runs on
+    ``sublayers`` holds ``(text, kind, name, parts)``; the residual path of each runs on
     ``side`` of the column. Returns the boxes by name (``self_attn``, ``norm1``, ...).
     """
     sub_h, norm_h, gap, pitch = 0.46, 0.26, 0.10, 1.0
     sign = -1 if side == "left" else 1
     boxes, below = {}, None
-    for i, (label, kind, name, parts) in enumerate(sublayers, start=1):
+    for i, (text, kind, name, parts) in enumerate(sublayers, start=1):
         y0 = bottom + (i - 1) * pitch
-        sub = _box(ax, x, y0 + sub_h / 2, w, sub_h, label, kind, gid=f"{prefix}.{name}",
+        sub = _box(ax, x, y0 + sub_h / 2, w, sub_h, text, kind, gid=f"{prefix}.{name}",
                    lit=on(*parts))
-        norm = _box(ax, x, y0 + sub_h + gap + norm_h / 2, w, norm_h, "Add & Norm", "norm",
+        norm = _box(ax, x, y0 + sub_h + gap + norm_h / 2, w, norm_h, label("add & norm"), "norm",
                     gid=f"{prefix}.norm{i}", lit=on("norm"))
         _arrow(ax, sub.top(), norm.bottom(), head=False)
         if below is not None:
@@ -313,58 +314,57 @@ def transformer(highlight=None):
 
     # Embeddings and positions, one column each.
     for x, side, name, tokens in (
-        (enc_x, -1, "src", "Inputs: one thousand five <eos>"),
-        (dec_x, 1, "tgt", "Outputs, shifted right: <bos> 一 千 零 五"),
+        (enc_x, -1, "src", label("transformer.inputs")),
+        (dec_x, 1, "tgt", label("transformer.outputs")),
     ):
         _text(ax, x, 0.2, tokens, gid=f"{name}_tokens")
-        embed = _box(ax, x, 0.7, w, 0.46,
-                     "Embedding $\\times\\sqrt{d_{\\mathrm{model}}}$\n嵌入", "embed",
+        embed = _box(ax, x, 0.7, w, 0.46, label("transformer.embedding"), "embed",
                      gid=f"{name}_embed", lit=on("embedding"))
         _arrow(ax, (x, 0.32), embed.bottom())
         plus = _add(ax, x, 1.24, gid=f"{name}_add", lit=on("positional"))
         _arrow(ax, embed.top(), plus.bottom())
         pe = _sine(ax, x + side * 0.6, 1.24, gid=f"{name}_pe", lit=on("positional"))
         _arrow(ax, pe.left() if side > 0 else pe.right(), plus.right() if side > 0 else plus.left())
-        _text(ax, pe.x + side * 0.25, pe.y, "Positional\nencoding 位置编码",
+        _text(ax, pe.x + side * 0.25, pe.y, label("transformer.positional"),
               ha="left" if side > 0 else "right", gid=f"{name}_pe_label")
         _arrow(ax, plus.top(), (x, bottom))
 
     enc = _stack(ax, enc_x, bottom, [
-        ("Multi-Head Attention\n多头注意力", "attention", "self_attn", ("attention",)),
-        ("Feed Forward\n前馈网络", "ffn", "ffn", ("ffn",)),
+        (label("multi-head attention"), "attention", "self_attn", ("attention",)),
+        (label("feed forward"), "ffn", "ffn", ("ffn",)),
     ], prefix="encoder", side="left", on=on, w=w)
     dec = _stack(ax, dec_x, bottom, [
-        ("Masked Multi-Head Attention\n掩码自注意力", "attention", "self_attn",
+        (label("transformer.masked attention"), "attention", "self_attn",
          ("attention", "masked_attention")),
-        ("Multi-Head Cross-Attention\n交叉注意力", "attention", "cross_attn",
+        (label("transformer.cross attention"), "attention", "cross_attn",
          ("attention", "cross_attention")),
-        ("Feed Forward\n前馈网络", "ffn", "ffn", ("ffn",)),
+        (label("feed forward"), "ffn", "ffn", ("ffn",)),
     ], prefix="decoder", side="right", on=on, w=w)
     enc_top, dec_top = enc["norm2"].top()[1], dec["norm3"].top()[1]
     _frame(ax, enc_x - w / 2 - 0.4, bottom - 0.2, enc_x + w / 2 + 0.15, enc_top + 0.14,
-           gid="encoder", lit=on("encoder"), side="left", name="Encoder\n编码器")
+           gid="encoder", lit=on("encoder"), side="left", name=label("transformer.encoder"))
     _frame(ax, dec_x - w / 2 - 0.15, bottom - 0.2, dec_x + w / 2 + 0.4, dec_top + 0.14,
-           gid="decoder", lit=on("decoder"), side="right", name="Decoder\n解码器")
+           gid="decoder", lit=on("decoder"), side="right", name=label("transformer.decoder"))
 
     # The memory: the encoder's output, keys and values for every decoder cross-attention.
     cross = dec["cross_attn"]
     turn_x, high_y = (enc_x + w / 2 + dec_x - w / 2) / 2, enc_top + 0.45
     _arrow(ax, (enc_x, enc_top), (enc_x, high_y), (turn_x, high_y), (turn_x, cross.y),
            cross.left(), lit=on("memory"))
-    _text(ax, (enc_x + turn_x) / 2, high_y + 0.05, "memory, read by\nevery decoder layer",
+    _text(ax, (enc_x + turn_x) / 2, high_y + 0.05, label("transformer.memory"),
           va="bottom", gid="memory_label")
     _text(ax, (turn_x + cross.left()[0]) / 2, cross.y + 0.05, "K, V", va="bottom",
           gid="kv_label", size=SMALL)
 
     # The generator: Linear → softmax, one distribution per output position.
-    linear = _box(ax, dec_x, dec_top + 0.36, w, 0.26, "Linear", "linear",
+    linear = _box(ax, dec_x, dec_top + 0.36, w, 0.26, label("transformer.linear"), "linear",
                   gid="generator.linear", lit=on("generator"))
-    softmax = _box(ax, dec_x, linear.y + 0.38, w, 0.26, "Softmax", "softmax",
+    softmax = _box(ax, dec_x, linear.y + 0.38, w, 0.26, label("transformer.softmax"), "softmax",
                    gid="generator.softmax", lit=on("generator"))
     _arrow(ax, (dec_x, dec_top), linear.bottom())
     _arrow(ax, linear.top(), softmax.bottom())
     _arrow(ax, softmax.right(), (softmax.right()[0] + 0.35, softmax.y))
-    _text(ax, softmax.right()[0] + 0.45, softmax.y, "Output probabilities\n→ 一 千 零 五 <eos>",
+    _text(ax, softmax.right()[0] + 0.45, softmax.y, label("transformer.probabilities"),
           ha="left", gid="outputs")
     return ax.figure
 
@@ -378,7 +378,7 @@ def attention_flow(highlight=None):
     """
     on = _lighter(highlight, PARTS["attention_flow"])
     ax = _canvas(10, 4.3)
-    _text(ax, 0.25, 3.95, "Self-attention 自注意力, matrix form", size=12, ha="left",
+    _text(ax, 0.25, 3.95, label("attention_flow.title"), size=12, ha="left",
           gid="title")
     _text(ax, 9.75, 3.95, r"$Z = \mathrm{softmax}\left(\dfrac{QK^\top}{\sqrt{d_k}}\right)V$",
           size=12, ha="right", gid="formula")
@@ -403,18 +403,20 @@ def attention_flow(highlight=None):
 
     # Scores, mask, softmax, then the weighted sum of the values.
     y = (rows["Q"] + rows["K"]) / 2
-    scores = _box(ax, 4.55, y, 1.2, 0.66, "scores\n" + r"$QK^\top/\sqrt{d_k}$", "data",
+    scores = _box(ax, 4.55, y, 1.2, 0.66,
+                  label("attention_flow.scores") + "\n" + r"$QK^\top/\sqrt{d_k}$", "data",
                   gid="scores", lit=on("scores"))
     _note(ax, scores, r"$L \times L$", gid="scores.shape")
     elbow = 3.7
     _arrow(ax, qkv["Q"].right(), (elbow, rows["Q"]), (elbow, y + 0.15), scores.left(0.15))
     _arrow(ax, qkv["K"].right(), (elbow, rows["K"]), (elbow, y - 0.15), scores.left(-0.15))
-    mask = _box(ax, 5.95, y, 0.95, 0.66, "mask\n(optional)", "mask", gid="mask", dashed=True,
-                lit=on("mask"))
-    _note(ax, mask, "−∞ where\nnot allowed", gid="mask.note")
-    softmax = _box(ax, 7.2, y, 0.95, 0.66, "softmax\nper row", "softmax", gid="softmax",
-                   lit=on("softmax"))
-    _note(ax, softmax, "weights\n" + r"$L \times L$", gid="softmax.note")
+    mask = _box(ax, 5.95, y, 0.95, 0.66, label("attention_flow.mask"), "mask", gid="mask",
+                dashed=True, lit=on("mask"))
+    _note(ax, mask, label("attention_flow.mask note"), gid="mask.note")
+    softmax = _box(ax, 7.2, y, 0.95, 0.66, label("attention_flow.softmax"), "softmax",
+                   gid="softmax", lit=on("softmax"))
+    _note(ax, softmax, label("attention_flow.weights") + "\n" + r"$L \times L$",
+          gid="softmax.note")
     times_v = _box(ax, 8.35, y, 0.7, 0.66, r"$\times\ V$", "data", gid="times_v", size=13,
                    lit=on("weighted_sum"))
     z = _box(ax, 9.4, y, 0.55, 0.66, "Z", "data", gid="Z", size=14)
@@ -435,7 +437,7 @@ def multi_head(highlight=None):
     """
     on = _lighter(highlight, PARTS["multi_head"])
     ax = _canvas(10, 5.6)
-    _text(ax, 0.25, 5.3, "Multi-head attention 多头注意力", size=12, ha="left", gid="title")
+    _text(ax, 0.25, 5.3, label("multi_head.title"), size=12, ha="left", gid="title")
     _text(ax, 9.75, 5.3, r"$\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \ldots,"
           r" \mathrm{head}_h)\,W^O$", size=12, ha="right", gid="formula")
     rows = {"Q": 4.35, "K": 3.75, "V": 3.15}
@@ -452,18 +454,18 @@ def multi_head(highlight=None):
         for i in range(4):
             _box(ax, x0 + (i + 0.5) * block_w, y, block_w, 0.5, f"${name}_{i + 1}$", "data",
                  gid=f"{name}{i + 1}", facecolor=HEAD_COLORS[i], lit=on("split"), size=12)
-    _note(ax, weight, r"each $d_{\mathrm{model}} \times d_{\mathrm{model}}$", gid="W.shape")
+    _note(ax, weight, label("multi_head.each"), gid="W.shape")
     _text(ax, x0 + 4 * block_w + 0.15, rows["K"], r"$L \times d_{\mathrm{model}}$" + "\n"
-          + "4 blocks of\n" + r"$d_k = d_{\mathrm{model}}/h$", size=SMALL, color=NOTE_COLOR,
-          ha="left", gid="qkv.shape")
+          + label("multi_head.blocks") + "\n" + r"$d_k = d_{\mathrm{model}}/h$", size=SMALL,
+          color=NOTE_COLOR, ha="left", gid="qkv.shape")
 
     head_y, concat_y = 1.95, 0.85
-    _text(ax, x0 - 0.15, 2.3, "split into\nh = 4 heads", ha="right", gid="split_label")
+    _text(ax, x0 - 0.15, 2.3, label("multi_head.split"), ha="right", gid="split_label")
     for i in range(4):
         cx = x0 + (i + 0.5) * block_w
-        _text(ax, cx, rows["Q"] + 0.4, f"head {i + 1}", color=INK, gid=f"head{i + 1}.title")
-        head = _box(ax, cx, head_y, 0.95, 0.6, "attention", "attention", gid=f"head{i + 1}",
-                    lit=on("heads"))
+        _text(ax, cx, rows["Q"] + 0.4, label("head", i=i + 1), color=INK, gid=f"head{i + 1}.title")
+        head = _box(ax, cx, head_y, 0.95, 0.6, label("multi_head.attention"), "attention",
+                    gid=f"head{i + 1}", lit=on("heads"))
         _arrow(ax, (cx, rows["V"] - 0.25), head.top())
         out = _box(ax, cx, concat_y, block_w, 0.5, f"$Z_{i + 1}$", "data", gid=f"Z{i + 1}",
                    facecolor=HEAD_COLORS[i], lit=on("concat"), size=12)
@@ -471,12 +473,12 @@ def multi_head(highlight=None):
     _text(ax, x0 + 4 * block_w + 0.15, head_y,
           r"$\mathrm{head}_i = \mathrm{softmax}\left(\dfrac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i$",
           size=SMALL, ha="left", gid="head_formula")
-    _text(ax, x0 - 0.15, concat_y, "concat 拼接", ha="right", gid="concat_label")
+    _text(ax, x0 - 0.15, concat_y, label("concat"), ha="right", gid="concat_label")
     w_o = _box(ax, 8.05, concat_y, 0.7, 0.5, "$W^O$", "linear", gid="W_O", size=13,
                lit=on("output"))
     _note(ax, w_o, r"$d_{\mathrm{model}} \times d_{\mathrm{model}}$", gid="W_O.shape")
     _arrow(ax, (x0 + 4 * block_w, concat_y), w_o.left())
-    output = _box(ax, 9.3, concat_y, 0.75, 0.5, "output", "data", gid="output")
+    output = _box(ax, 9.3, concat_y, 0.75, 0.5, label("output"), "data", gid="output")
     _note(ax, output, r"$L \times d_{\mathrm{model}}$", gid="output.shape")
     _arrow(ax, w_o.right(), output.left())
     return ax.figure
@@ -520,24 +522,24 @@ def encoder_layer(norm_first=False, highlight=None):
     main = 0.95 if norm_first else 0.75
     ax = _canvas(10, main + 2.15)
     high, h, top = main + 0.95, 0.7, main + 1.85
-    kind = "pre-LN: norm first" if norm_first else "post-LN, as in the paper"
+    kind = label("encoder_layer.pre-LN" if norm_first else "encoder_layer.post-LN")
     formula = (r"$x \leftarrow x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$" if norm_first
                else r"$x \leftarrow \mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$")
-    _text(ax, 0.25, top, f"Encoder layer 编码器层 · {kind}", size=12, ha="left", gid="title")
+    _text(ax, 0.25, top, label("encoder_layer.title", kind=kind), size=12, ha="left", gid="title")
     _text(ax, 9.75, top, formula, size=12, ha="right", gid="formula")
     _text(ax, 0.3, main, "$x$", size=13, gid="input")
 
     x, last = 0.75, (0.45, main)
     order = ("norm", "sub", "add") if norm_first else ("sub", "add", "norm")
-    for i, (name, label, block, width) in enumerate(
-        (("self_attn", "Multi-Head Attention\n多头注意力", "attention", 1.75),
-         ("ffn", "Feed Forward\n前馈网络", "ffn", 1.2)), start=1):
+    for i, (name, text, block, width) in enumerate(
+        (("self_attn", label("multi-head attention"), "attention", 1.75),
+         ("ffn", label("feed forward"), "ffn", 1.2)), start=1):
         widths = {"sub": width, "add": 0.26, "norm": 0.95}
         at = dict(zip(order, _centres(x + 0.2, [widths[k] for k in order], gap=0.25)))
         drawn = {
-            "sub": _box(ax, at["sub"], main, width, h, label, block, gid=name, lit=on(block)),
+            "sub": _box(ax, at["sub"], main, width, h, text, block, gid=name, lit=on(block)),
             "add": _add(ax, at["add"], main, gid=f"add{i}", lit=on("residual")),
-            "norm": _box(ax, at["norm"], main, 0.95, h, "LayerNorm\n层归一化", "norm",
+            "norm": _box(ax, at["norm"], main, 0.95, h, label("layer norm"), "norm",
                          gid=f"norm{i}", lit=on("norm")),
         }
         boxes = [drawn[k] for k in order]
@@ -545,16 +547,16 @@ def encoder_layer(norm_first=False, highlight=None):
         _chain(ax, boxes)
         _bypass(ax, (x, main), high, drawn["add"], lit=on("residual"))
         if i == 1:
-            _text(ax, (x + drawn["add"].x) / 2, high + 0.06, "residual connection 残差连接",
+            _text(ax, (x + drawn["add"].x) / 2, high + 0.06, label("encoder_layer.residual"),
                   va="bottom", size=SMALL, gid="residual_label")
         last = boxes[-1].right()
         x = last[0] + 0.2
 
     _frame(ax, 0.58, main - 0.55, x, high + 0.4, gid="layer", side="top")
     if norm_first:
-        final = _box(ax, x + 0.7, main, 1.0, h, "LayerNorm\n层归一化", "norm",
+        final = _box(ax, x + 0.7, main, 1.0, h, label("layer norm"), "norm",
                      gid="final_norm", lit=on("norm"))
-        _note(ax, final, "once, after\nthe N layers", gid="final_norm.note")
+        _note(ax, final, label("encoder_layer.final norm"), gid="final_norm.note")
         _arrow(ax, last, final.left())
         last = final.right()
     _arrow(ax, last, (last[0] + 0.4, main))
@@ -573,20 +575,20 @@ def decoder_layer(highlight=None):
     on = _lighter(highlight, PARTS["decoder_layer"])
     ax = _canvas(10, 3.9)
     main, high, h = 2.0, 2.8, 0.72
-    _text(ax, 0.25, 3.6, "Decoder layer 解码器层 · post-LN · every attention is multi-head",
-          size=12, ha="left", gid="title")
+    _text(ax, 0.25, 3.6, label("decoder_layer.title"), size=12, ha="left", gid="title")
     _text(ax, 0.3, main, "$y$", size=13, gid="input")
 
     x, last, subs = 0.75, (0.45, main), {}
-    for i, (name, label, block, width, part) in enumerate(
-        (("self_attn", "Masked Self-Attention\n掩码自注意力", "attention", 1.75,
+    for i, (name, text, block, width, part) in enumerate(
+        (("self_attn", label("decoder_layer.masked attention"), "attention", 1.75,
           "masked_attention"),
-         ("cross_attn", "Cross-Attention\n交叉注意力", "attention", 1.35, "cross_attention"),
-         ("ffn", "Feed Forward\n前馈网络", "ffn", 1.2, "ffn")), start=1):
+         ("cross_attn", label("decoder_layer.cross attention"), "attention", 1.35,
+          "cross_attention"),
+         ("ffn", label("feed forward"), "ffn", 1.2, "ffn")), start=1):
         sub_x, norm_x = _centres(x + 0.18, (width, 0.75), gap=0.22)
-        sub = _box(ax, sub_x, main, width, h, label, block, gid=name, lit=on(part))
-        norm = _box(ax, norm_x, main, 0.75, h, "Add &\nNorm", "norm", gid=f"norm{i}",
-                    lit=on("norm"))
+        sub = _box(ax, sub_x, main, width, h, text, block, gid=name, lit=on(part))
+        norm = _box(ax, norm_x, main, 0.75, h, label("add & norm, two lines"), "norm",
+                    gid=f"norm{i}", lit=on("norm"))
         _arrow(ax, last, (x, main), sub.left())
         _chain(ax, (sub, norm))
         _bypass(ax, (x, main), high, norm, lit=on("norm"))
@@ -598,9 +600,10 @@ def decoder_layer(highlight=None):
     masked, cross = subs["self_attn"], subs["cross_attn"]
     mask = _box(ax, masked.x, 0.6, 1.75, 0.56, None, "mask", gid="mask", lit=on("mask"))
     _causal_icon(ax, mask.x - 0.6, mask.y)
-    _text(ax, mask.x + 0.2, mask.y, "causal mask\n因果掩码", size=SMALL, gid="mask.label")
+    _text(ax, mask.x + 0.2, mask.y, label("decoder_layer.causal mask"), size=SMALL,
+          gid="mask.label")
     _arrow(ax, mask.top(), masked.bottom(), lit=on("mask"))
-    memory = _box(ax, cross.x, 0.6, 1.7, 0.56, "encoder memory\n编码器输出", "data",
+    memory = _box(ax, cross.x, 0.6, 1.7, 0.56, label("decoder_layer.memory"), "data",
                   gid="memory", lit=on("memory"), size=SMALL)
     _arrow(ax, memory.top(), cross.bottom(), lit=on("memory"))
     _text(ax, cross.x + 0.08, (memory.top()[1] + cross.bottom()[1]) / 2, "K, V", ha="left",
@@ -624,37 +627,37 @@ def generation_loop(highlight=None):
     dec_x, out_x, tokens_end, pitch, top = 5.55, 7.4, 4.1, 0.84, 3.85
     token_w, token_gap = 0.6, 0.05
 
-    encoder = _box(ax, dec_x, 4.95, 2.1, 0.52, "Encoder 编码器\n(runs once)", "stack",
+    encoder = _box(ax, dec_x, 4.95, 2.1, 0.52, label("generation_loop.encoder"), "stack",
                    gid="encoder", lit=on("encoder"), size=SMALL)
     _text(ax, encoder.left()[0] - 0.45, encoder.y, "one thousand five <eos>", ha="right",
           gid="source")
     _arrow(ax, (encoder.left()[0] - 0.35, encoder.y), encoder.left())
     frame_top = top + 0.38
     _arrow(ax, encoder.bottom(), (dec_x, frame_top))
-    _text(ax, dec_x + 0.1, (encoder.bottom()[1] + frame_top) / 2, "memory", ha="left",
-          size=SMALL, gid="memory_label")
-    _text(ax, tokens_end, frame_top - 0.05, "tokens so far", ha="right", va="bottom",
-          size=SMALL, color=NOTE_COLOR, gid="inputs_header")
-    _text(ax, out_x, frame_top - 0.05, "most likely\nnext token", va="bottom", size=SMALL,
+    _text(ax, dec_x + 0.1, (encoder.bottom()[1] + frame_top) / 2, label("generation_loop.memory"),
+          ha="left", size=SMALL, gid="memory_label")
+    _text(ax, tokens_end, frame_top - 0.05, label("generation_loop.so far"), ha="right",
+          va="bottom", size=SMALL, color=NOTE_COLOR, gid="inputs_header")
+    _text(ax, out_x, frame_top - 0.05, label("generation_loop.next"), va="bottom", size=SMALL,
           color=NOTE_COLOR, gid="outputs_header")
 
     inputs = ["<bos>"]
     for t, token in enumerate(outputs):
         y = top - t * pitch
-        _text(ax, 0.25, y, f"step {t + 1}", ha="left", size=SMALL, color=NOTE_COLOR,
-              gid=f"step{t + 1}")
+        _text(ax, 0.25, y, label("generation_loop.step", n=t + 1), ha="left", size=SMALL,
+              color=NOTE_COLOR, gid=f"step{t + 1}")
         start = tokens_end - len(inputs) * (token_w + token_gap) + token_gap
         row = _tokens(ax, start, y, inputs, gid=f"in{t + 1}.", w=token_w, gap=token_gap,
                       fed_back={len(inputs) - 1} if t else set())
-        decoder = _box(ax, dec_x, y, 2.1, 0.52, "Decoder 解码器\n→ Linear → softmax", "stack",
+        decoder = _box(ax, dec_x, y, 2.1, 0.52, label("generation_loop.decoder"), "stack",
                        gid=f"decoder{t + 1}", lit=on("decoder"), size=SMALL)
         _arrow(ax, row[-1].right(), decoder.left())
         out = _box(ax, out_x, y, token_w, 0.36, token, "softmax", gid=f"out{t + 1}",
                    size=SMALL, lit=on("stop") and token == "<eos>")
         _arrow(ax, decoder.right(), out.left())
         if token == "<eos>":
-            _text(ax, out.right()[0] + 0.25, y, "stop: 一千零五", ha="left", gid="result",
-                  color=HIGHLIGHT_COLOR if on("stop") else INK)
+            _text(ax, out.right()[0] + 0.25, y, label("generation_loop.stop"), ha="left",
+                  gid="result", color=HIGHLIGHT_COLOR if on("stop") else INK)
         else:
             # The prediction becomes the newest input of the next step.
             new_x, gap_y = tokens_end - token_w / 2, y - pitch / 2
@@ -705,22 +708,20 @@ def referent_model(highlight=None):
     # The words of the notes' sentence, "it" in the colour of attention.
     tokens = [_box(ax, x, 0.28, w, 0.36, word, "attention" if j == it else "data",
                    gid=f"word{j}", size=SMALL) for j, (x, word) in enumerate(zip(xs, words))]
-    _text(ax, label_x, tokens[0].y, "words 词", ha="right", gid="words_label")
-    _text(ax, 0.25, 5.38, "ReferentModel: an encoder and a pointer head, no decoder",
-          size=12, ha="left", gid="title")
+    _text(ax, label_x, tokens[0].y, label("referent_model.words"), ha="right", gid="words_label")
+    _text(ax, 0.25, 5.38, label("referent_model.title"), size=12, ha="left", gid="title")
 
     embed = _box(ax, mid, 0.93, width, 0.56, None, "embed", gid="embed", lit=on("embedding"))
-    spaced_label(embed, "embed", "Embedding 嵌入\n$\\times\\sqrt{d_{\\mathrm{model}}}$")
+    spaced_label(embed, "embed", label("referent_model.embedding"))
     columns(tokens[0], embed)
-    positions = _box(ax, mid, 1.55, width, 0.34, "+ positional encoding 位置编码",
+    positions = _box(ax, mid, 1.55, width, 0.34, label("+ positional encoding"),
                      "position", gid="positions", lit=on("positional"))
     columns(embed, positions)
     sine = _sine(ax, left - 0.45, positions.y, gid="pe", lit=on("positional"))
     _arrow(ax, sine.right(), positions.left(), lit=on("positional"))
 
-    encoder = _box(ax, mid, 2.22, width, 0.56, "Encoder 编码器\n"
-                   "self-attention + feed-forward, each with Add & Norm (notebook 05)",
-                   "stack", gid="encoder", lit=on("encoder"))
+    encoder = _box(ax, mid, 2.22, width, 0.56, label("referent_model.encoder"), "stack",
+                   gid="encoder", lit=on("encoder"))
     columns(positions, encoder)
     _text(ax, label_x, encoder.y, "N×", ha="right", size=15, weight="bold",
           family="sans-serif", gid="encoder.n")
@@ -728,13 +729,11 @@ def referent_model(highlight=None):
     hs = [_box(ax, x, 2.89, w, 0.34, "$h_{\\mathrm{it}}$" if j == it else f"$h_{{{j + 1}}}$",
                "data", gid=f"h{j}", size=SMALL) for j, x in enumerate(xs)]
     columns(encoder, hs[0])
-    _text(ax, label_x, hs[0].y, "vectors", ha="right", gid="h_label")
+    _text(ax, label_x, hs[0].y, label("referent_model.vectors"), ha="right", gid="h_label")
 
     pointer = _box(ax, mid, 3.76, width, 0.92, None, "attention", gid="pointer",
                    lit=on("pointer"))
-    spaced_label(pointer, "pointer", "Pointer head 指针\n"
-                 "$q = h_{\\mathrm{it}}\\,W^Q$ from “it”,   $k_j = h_j\\,W^K$ from every word\n"
-                 "$p_j = \\mathrm{softmax}_j\\,(q \\cdot k_j\\,/\\sqrt{d_k})$ over the positions")
+    spaced_label(pointer, "pointer", label("referent_model.pointer"))
     columns(hs[0], pointer, query=True)
     _text(ax, xs[it] + 0.1, (hs[it].top()[1] + pointer.bottom()[1]) / 2, "q", ha="left",
           size=SMALL, gid="q_label")
@@ -750,9 +749,8 @@ def referent_model(highlight=None):
     _text(ax, xs[referent] + 0.27, base + tall - 0.12, "1.00", ha="left", size=SMALL,
           gid="p_value")
     _text(ax, label_x, base + 0.25, "$p$", ha="right", size=13, gid="p_label")
-    _text(ax, right, base + tall / 2, "p over the words, after training:\n"
-          "“it” = the animal (“… too tired”)", ha="right", size=SMALL, color=NOTE_COLOR,
-          gid="p_note")
+    _text(ax, right, base + tall / 2, label("referent_model.p"), ha="right", size=SMALL,
+          color=NOTE_COLOR, gid="p_note")
     return ax.figure
 
 
@@ -776,21 +774,19 @@ def single_query(highlight=None):
     weights = [e / sum(exps) for e in exps]
 
     ax = _canvas(10, 4.4)
-    _text(ax, 0.25, 4.1, "One query against its keys 单个查询的注意力 · "
-          "The Illustrated Transformer's example",
-          size=12, ha="left", gid="title")
+    _text(ax, 0.25, 4.1, label("single_query.title"), size=12, ha="left", gid="title")
     _text(ax, 9.75, 4.1, r"$z_1 = \sum_i\, \mathrm{softmax}_i\left(\dfrac{q_1 \cdot k_i}"
           r"{\sqrt{d_k}}\right) v_i$", size=12, ha="right", gid="formula")
     rows, mid = (2.85, 1.35), 2.1
-    headers = ((2.05, "1 · scores 注意力分数"), (4.0, "2 · divide by $\\sqrt{d_k} = 8$"),
-               (6.45, "3 · softmax → weights 权重"), (8.75, "4 · weighted sum 加权平均"))
+    headers = ((2.05, label("single_query.scores")), (4.0, label("single_query.divide")),
+               (6.45, label("single_query.weights")), (8.75, label("single_query.sum")))
     for i, (x, s) in enumerate(headers, start=1):
         _text(ax, x, 3.5, s, size=SMALL, color=NOTE_COLOR, gid=f"step{i}")
 
     query = _box(ax, 0.7, mid, 0.62, 0.5, "$q_1$", "data", gid="query", size=14, lit=on("query"))
     _text(ax, query.x, query.y + 0.33, "“Thinking”", va="bottom", size=SMALL, gid="query.word")
-    _text(ax, query.x, query.y - 0.33, "query 查询", va="top", size=SMALL, color=NOTE_COLOR,
-          gid="query.note")
+    _text(ax, query.x, query.y - 0.33, label("single_query.query"), va="top", size=SMALL,
+          color=NOTE_COLOR, gid="query.note")
     fork = (1.3, mid)
     ax.plot([query.right()[0], fork[0]], [mid, mid], color=HIGHLIGHT_COLOR if on("scores")
             else INK, lw=2.4 if on("scores") else 1.3, zorder=1.5)
@@ -802,7 +798,7 @@ def single_query(highlight=None):
                                                start=1):
         key = _box(ax, 3.05, y, 0.62, 0.5, f"$k_{i}$", "data", gid=f"key{i}", size=14,
                    lit=on("keys"))
-        _text(ax, key.x, key.y - 0.3, f"key of “{word}”", va="top", size=SMALL,
+        _text(ax, key.x, key.y - 0.3, label("single_query.key of", word=word), va="top", size=SMALL,
               color=NOTE_COLOR, gid=f"key{i}.word")
         _arrow(ax, fork, (fork[0], y), key.left(), gid=f"score{i}", lit=on("scores"))
         _text(ax, (fork[0] + key.left()[0]) / 2 + 0.05, y + 0.06,
@@ -826,7 +822,7 @@ def single_query(highlight=None):
     z = _box(ax, 9.6, mid, 0.5, 0.5, "$z_1$", "data", gid="z", size=14, lit=on("weighted_sum"))
     _arrow(ax, total.right(), z.left(), lit=on("weighted_sum"))
 
-    _text(ax, 0.25, 0.35, rf"$d_k = {d_k}$, so $\sqrt{{d_k}} = 8$:   "
+    _text(ax, 0.25, 0.35, rf"$d_k = {d_k}$" + label("single_query.so") + r"$\sqrt{d_k} = 8$:   "
           rf"${scores[0]} / 8 = {scaled[0]:g}$,  ${scores[1]} / 8 = {scaled[1]:g}$;   "
           r"$\alpha_1 = \dfrac{e^{14}}{e^{14} + e^{12}} = \dfrac{1}{1 + e^{-2}}"
           rf" = {weights[0]:.2f}$", ha="left", size=SMALL, gid="arithmetic")
@@ -857,7 +853,7 @@ def head_split(num_heads=4, highlight=None):
     on = _lighter(highlight, PARTS["head_split"])
     h, L, d_k = num_heads, 5, 2  # drawn sizes: L rows (notebook 03's five words), d_k columns
     ax = _canvas(10, 5.6)
-    _text(ax, 0.25, 5.3, "Splitting into heads 拆分多头", size=12, ha="left", gid="title")
+    _text(ax, 0.25, 5.3, label("head_split.title"), size=12, ha="left", gid="title")
     _text(ax, 9.75, 5.3, r"$(B, L, d_{\mathrm{model}}) \to (B, L, h, d_k) \to (B, h, L, d_k)$",
           size=12, ha="right", gid="formula")
     ch = 0.17
@@ -870,7 +866,7 @@ def head_split(num_heads=4, highlight=None):
         _text(ax, q_x0 + (i + 0.5) * d_k * cw, q.y, f"{i}", gid=f"Q.block{i}", zorder=4,
               bbox=_behind(HEAD_COLORS[i]))
     _text(ax, q.x, q.bottom()[1] - 0.08, r"$(B, L, d_{\mathrm{model}})$" + "\n"
-          r"head $i$: columns $i\,d_k : (i+1)\,d_k$", va="top", size=SMALL, color=NOTE_COLOR,
+          + label("head_split.columns"), va="top", size=SMALL, color=NOTE_COLOR,
           gid="Q.shape")
 
     # The heads: one L × d_k matrix each, a new axis in front of the positions.
@@ -878,23 +874,23 @@ def head_split(num_heads=4, highlight=None):
     head_w = min(0.8, (right - left - (h - 1) * gap) / h)
     span = h * head_w + (h - 1) * gap  # centred in the room from left to right
     xs = [(left + right - span) / 2 + i * (head_w + gap) for i in range(h)]
-    _text(ax, (left + right) / 2, 5.0, rf"$h = {h}$ " + ("heads, each" if h > 1 else "head,")
-          + r" $L \times d_k$", size=SMALL, color=NOTE_COLOR, gid="heads.shape")
+    heads = label("head_split.heads", h=h) if h > 1 else label("head_split.one head")
+    _text(ax, (left + right) / 2, 5.0, heads, size=SMALL, color=NOTE_COLOR, gid="heads.shape")
     _arrow(ax, q.right(), (xs[0] - 0.15, q.y), lit=on("split"), gid="split")
     mid = (q.right()[0] + xs[0] - 0.15) / 2
     _text(ax, mid, q.y + 0.08, "split_heads", va="bottom", family="monospace", gid="split.name",
           color=HIGHLIGHT_COLOR if on("split") else INK)
-    _text(ax, mid, q.y - 0.08, "reshape, transpose\n" r"$(B, h, L, d_k)$", va="top", size=SMALL,
-          color=NOTE_COLOR, gid="split.note")
+    _text(ax, mid, q.y - 0.08, label("head_split.reshape") + "\n" r"$(B, h, L, d_k)$", va="top",
+          size=SMALL, color=NOTE_COLOR, gid="split.note")
     band = _box(ax, (left + right) / 2, 3.1, max(span + 0.2, 4.0), 0.5,
-                "attention, every head on its own 每个头独立计算", "attention",
+                label("head_split.attention"), "attention",
                 gid="attention", lit=on("attention"))
     z_y0 = 1.7
     for i, x in enumerate(xs):
         head = _grid(ax, x, q_y0, L, d_k, head_w / d_k, ch, lambda r, c, i=i: HEAD_COLORS[i],
                      gid=f"head{i}", lit=on("heads"))
         if h <= 5:  # more would crowd: then the matrices' names say which head
-            _text(ax, head.x, head.top()[1] + 0.08, f"head {i}", va="bottom", size=SMALL,
+            _text(ax, head.x, head.top()[1] + 0.08, label("head", i=i), va="bottom", size=SMALL,
                   gid=f"head{i}.title")
         _text(ax, head.x, head.y, f"$Q_{i}$", gid=f"head{i}.label", zorder=4,
               bbox=_behind(HEAD_COLORS[i]))
@@ -911,18 +907,18 @@ def head_split(num_heads=4, highlight=None):
     back = (merged.right()[0] + xs[0] - 0.15) / 2
     _text(ax, back, merged.y + 0.08, "merge_heads", va="bottom", family="monospace",
           gid="merge.name", color=HIGHLIGHT_COLOR if on("merge") else INK)
-    _text(ax, back, merged.y - 0.08, "= concat 拼接", va="top", size=SMALL, color=NOTE_COLOR,
+    _text(ax, back, merged.y - 0.08, "= " + label("concat"), va="top", size=SMALL, color=NOTE_COLOR,
           gid="merge.note")
     _text(ax, merged.x, merged.top()[1] + 0.08, r"$(B, L, d_{\mathrm{model}})$", va="bottom",
           size=SMALL, color=NOTE_COLOR, gid="merged.shape")
     w_o = _box(ax, merged.x, 0.75, 0.7, 0.5, "$W^O$", "linear", gid="W_O", size=13,
                lit=on("output"))
     _arrow(ax, merged.bottom(), w_o.top())
-    output = _box(ax, 3.9, 0.75, 0.9, 0.5, "output", "data", gid="output", lit=on("output"))
+    output = _box(ax, 3.9, 0.75, 0.9, 0.5, label("output"), "data", gid="output", lit=on("output"))
     _arrow(ax, w_o.right(), output.left())
-    _text(ax, output.right()[0] + 0.12, output.y, r"$(B, L, d_{\mathrm{model}})$, as it came in",
+    _text(ax, output.right()[0] + 0.12, output.y, label("head_split.as it came in"),
           ha="left", size=SMALL, color=NOTE_COLOR, gid="output.shape")
-    _text(ax, 9.75, 0.75, "K and V are split the same way", ha="right", size=SMALL,
+    _text(ax, 9.75, 0.75, label("head_split.kv"), ha="right", size=SMALL,
           color=NOTE_COLOR, gid="kv_note")
     return ax.figure
 
@@ -945,8 +941,7 @@ def cross_attention(highlight=None):
     target = ["<bos>", "一", "千", "零", "五"]
     source = ["one", "thousand", "five", "<eos>"]
     ax = _canvas(10, 5.6)
-    _text(ax, 0.25, 5.3, "Cross-attention 交叉注意力: a rectangle, not a square", size=12,
-          ha="left", gid="title")
+    _text(ax, 0.25, 5.3, label("cross_attention.title"), size=12, ha="left", gid="title")
 
     # The rectangle: one row per target position (its query), one column per source token.
     cw, ch, x0, y0 = 0.9, 0.48, 1.8, 1.75
@@ -957,20 +952,18 @@ def cross_attention(highlight=None):
     for c, token in enumerate(source):
         _box(ax, x0 + (c + 0.5) * cw, top + 0.3, cw - 0.08, 0.36, token, "data", gid=f"src{c}",
              size=SMALL, lit=on("memory"))
-    _text(ax, weights.x, top + 0.6, "keys K, values V 键、值: the encoder memory 编码器输出",
+    _text(ax, weights.x, top + 0.6, label("cross_attention.memory"),
           va="bottom", gid="memory_label")
     for r, token in enumerate(target):
         _box(ax, x0 - 0.4, y0 + (rows - 0.5 - r) * ch, 0.64, ch - 0.1, token, "data",
              gid=f"tgt{r}", size=SMALL, lit=on("queries"))
-    _text(ax, x0 - 1.25, weights.y, "queries Q 查询:\nthe decoder 解码器", rotation=90,
+    _text(ax, x0 - 1.25, weights.y, label("cross_attention.queries"), rotation=90,
           gid="queries_label")
     _text(ax, weights.x, y0 - 0.1, rf"$L_t \times L_s = {rows} \times {cols}$: "
           r"$\mathrm{softmax}(QK^\top/\sqrt{d_k})$", va="top", gid="weights.shape")
-    _text(ax, weights.x, y0 - 0.5, r"$Q$: $L_t \times d_k$ from the decoder;   $K$, $V$: "
-          r"$L_s \times d_k$ from the memory", va="top", size=SMALL, color=NOTE_COLOR,
-          gid="weights.inputs")
-    _text(ax, weights.x, y0 - 0.85, "one row per target position, each row sums to 1;\n"
-          "nothing masked: every position reads the whole source", va="top", size=SMALL,
+    _text(ax, weights.x, y0 - 0.5, label("cross_attention.inputs"), va="top", size=SMALL,
+          color=NOTE_COLOR, gid="weights.inputs")
+    _text(ax, weights.x, y0 - 0.85, label("cross_attention.note"), va="top", size=SMALL,
           color=NOTE_COLOR, gid="weights.note")
 
     # For contrast: the masked self-attention, a square with its upper triangle masked.
@@ -984,13 +977,12 @@ def cross_attention(highlight=None):
               gid=f"self_row{i}")
         _text(ax, sx0 + (i + 0.5) * sw, top + 0.08, token, va="bottom", size=SMALL,
               gid=f"self_col{i}")
-    _text(ax, square.x, top + 0.6, "for contrast: masked self-attention\n掩码自注意力",
+    _text(ax, square.x, top + 0.6, label("cross_attention.contrast"),
           va="bottom", gid="self_label")
     _text(ax, square.x, sy0 - 0.1, rf"$L_t \times L_t = {rows} \times {rows}$", va="top",
           gid="self_weights.shape")
-    _text(ax, square.x, sy0 - 0.45, "a square; grey: masked,\na position sees itself and\n"
-          "the positions before it", va="top", size=SMALL, color=NOTE_COLOR,
-          gid="self_weights.note")
+    _text(ax, square.x, sy0 - 0.45, label("cross_attention.square"), va="top", size=SMALL,
+          color=NOTE_COLOR, gid="self_weights.note")
     return ax.figure
 
 
@@ -1063,8 +1055,8 @@ def beam_tree(beam_size=2, highlight=None):
     on = _lighter(highlight, PARTS["beam_tree"])
     root, places, ranked = _toy_beam(beam_size)
     ax = _canvas(10, 5.6)
-    _text(ax, 0.25, 5.3, f"Beam search 束搜索, beam size K = {beam_size}, on notebook 07's toy "
-          "model for “twelve”", size=12, ha="left", gid="title")
+    _text(ax, 0.25, 5.3, label("beam_tree.title", k=beam_size), size=12, ha="left",
+          gid="title")
 
     # Rows: each leaf its own, a parent on its first child's row, so the best path runs straight.
     rows, leaves, pitch, first_y, x0, step_x = {}, [], 0.6, 4.25, 0.55, 1.6
@@ -1078,10 +1070,11 @@ def beam_tree(beam_size=2, highlight=None):
 
     place(root)
     w, h = 0.62, 0.5
-    _text(ax, x0, 4.62, "start", va="bottom", size=SMALL, color=NOTE_COLOR, gid="step0")
+    _text(ax, x0, 4.62, label("beam_tree.start"), va="bottom", size=SMALL, color=NOTE_COLOR,
+          gid="step0")
     for step, room in enumerate(places, start=1):
-        _text(ax, x0 + step * step_x, 4.62, f"step {step}\nkeep {room}", va="bottom", size=SMALL,
-              color=NOTE_COLOR, gid=f"step{step}")
+        _text(ax, x0 + step * step_x, 4.62, label("beam_tree.step", step=step, room=room),
+              va="bottom", size=SMALL, color=NOTE_COLOR, gid=f"step{step}")
 
     def draw(hyp, parent_box):
         x, y = x0 + len(hyp.tokens) * step_x, first_y - rows[hyp.tokens] * pitch
@@ -1112,25 +1105,25 @@ def beam_tree(beam_size=2, highlight=None):
     # The legend, right of the tree's upper branches, and the ranking under it.
     lx, ly = 6.35, first_y - 1.55 * pitch
     for i, (fill, dashed, s) in enumerate((
-            (COLORS["data"], False, "in the beam 保留"),
-            (COLORS["softmax"], False, "finished: ends in <eos> 完成"),
-            ("#F2F2F2", True, "pruned 剪枝"))):
+            (COLORS["data"], False, label("beam_tree.kept")),
+            (COLORS["softmax"], False, label("beam_tree.finished")),
+            ("#F2F2F2", True, label("beam_tree.pruned")))):
         ax.add_patch(FancyBboxPatch((lx, ly - i * 0.38 - 0.12), 0.36, 0.24,
                                     boxstyle="round,pad=0,rounding_size=0.04", facecolor=fill,
                                     edgecolor=EDGE_COLOR, linestyle="--" if dashed else "-",
                                     linewidth=1.1, zorder=2))
         _text(ax, lx + 0.5, ly - i * 0.38, s, ha="left", size=SMALL, gid=f"legend{i}")
-    _text(ax, lx, ly - 3 * 0.38, "arrows: log p of the token\nboxes: the token, Σ log p so far",
+    _text(ax, lx, ly - 3 * 0.38, label("beam_tree.legend"),
           ha="left", va="center", size=SMALL, color=NOTE_COLOR, gid="legend_arrows")
 
-    lines = ["finished answers, ranked by log p ÷ lp(n):"]
+    lines = [label("beam_tree.ranked")]
     for rank, (hyp, score) in enumerate(ranked, start=1):
-        answer = "".join(hyp.tokens[:-1]) or "(empty)"
+        answer = "".join(hyp.tokens[:-1]) or label("beam_tree.empty")
         n = len(hyp.tokens)
         lp = ((5 + n) / 6) ** 0.6
-        lines.append(f"{rank}. {answer} (n = {n}):  {_num(hyp.logp)} ÷ {lp:.2f} = {_num(score)}")
-    lines.append("K = 1 is greedy decoding" if beam_size == 1 else
-                 "greedy (K = 1) keeps only 一 and ends at 一十二")
+        lines.append(label("beam_tree.answer", rank=rank, answer=answer, n=n,
+                           logp=_num(hyp.logp), lp=f"{lp:.2f}", score=_num(score)))
+    lines.append(label("beam_tree.greedy" if beam_size == 1 else "beam_tree.greedy keeps"))
     box_h = 0.235 * len(lines) + 0.2
     _box(ax, 7.75, 0.3 + box_h / 2, 3.9, box_h, "\n".join(lines), "data", gid="ranking",
          size=SMALL, lit=on("ranking"), multialignment="left")
@@ -1154,8 +1147,7 @@ def kv_cache(highlight=None):
     on = _lighter(highlight, PARTS["kv_cache"])
     tokens = ["<bos>", "一", "千", "零"]
     ax = _canvas(10, 5.6)
-    _text(ax, 0.25, 5.3, "KV cache 键值缓存: each step appends one row to K and V", size=12,
-          ha="left", gid="title")
+    _text(ax, 0.25, 5.3, label("kv_cache.title"), size=12, ha="left", gid="title")
     _text(ax, 9.75, 5.3, r"$z_t = \mathrm{softmax}(q_t K^\top / \sqrt{d_k})\, V$", size=12,
           ha="right", gid="formula")
     margin, pitch, kw, aw, gap, row_h = 1.6, 2.05, 0.62, 0.26, 0.1, 0.3
@@ -1163,22 +1155,22 @@ def kv_cache(highlight=None):
     row_y = [top - (r + 0.5) * row_h for r in range(len(tokens))]
     for r, token in enumerate(tokens):
         _text(ax, margin - 0.15, row_y[r], token, ha="right", size=SMALL, gid=f"token{r}")
-    _text(ax, margin - 0.15, new_y, "new token", ha="right", size=SMALL, color=NOTE_COLOR,
-          gid="new_label")
+    _text(ax, margin - 0.15, new_y, label("kv_cache.new token"), ha="right", size=SMALL,
+          color=NOTE_COLOR, gid="new_label")
     work_y = (1.45, 1.05)
-    _text(ax, 0.25, 1.8, "rows computed per step 每步计算的行数:", ha="left", size=SMALL,
+    _text(ax, 0.25, 1.8, label("kv_cache.rows per step"), ha="left", size=SMALL,
           gid="work_title")
-    _text(ax, margin - 0.15, work_y[0], "with cache 有缓存", ha="right", size=SMALL,
+    _text(ax, margin - 0.15, work_y[0], label("kv_cache.with cache"), ha="right", size=SMALL,
           gid="work_cached")
-    _text(ax, margin - 0.15, work_y[1], "without 不用缓存", ha="right", size=SMALL,
+    _text(ax, margin - 0.15, work_y[1], label("kv_cache.without"), ha="right", size=SMALL,
           gid="work_full")
 
     new = COLORS["linear"]
     for t in range(1, len(tokens) + 1):
         x = margin + (t - 1) * pitch
         kx, ax_, vx = x, x + kw + gap, x + kw + gap + aw + gap
-        _text(ax, vx - gap - aw / 2, 4.75, f"step {t}: feed {tokens[t - 1]}", size=FONT,
-              gid=f"step{t}")
+        _text(ax, vx - gap - aw / 2, 4.75, label("kv_cache.step", t=t, token=tokens[t - 1]),
+              size=FONT, gid=f"step{t}")
         q = _cell(ax, kx, new_y - row_h / 2, kw, row_h, new, gid=f"step{t}.q", lit=on("query"),
                   label=f"$q_{t}$")
         z = _cell(ax, vx, new_y - row_h / 2, kw, row_h, COLORS["data"], gid=f"step{t}.z",
@@ -1207,17 +1199,17 @@ def kv_cache(highlight=None):
                 ax.add_patch(Rectangle((kx + i * 0.24, y - 0.1), 0.2, 0.2, facecolor=new,
                                        edgecolor=EDGE_COLOR, linewidth=0.9, zorder=2,
                                        gid=f"step{t}.{which}{i}"))
-            _text(ax, kx + n * 0.24 + 0.06, y, "1 row" if n == 1 else f"{n} rows", ha="left",
+            _text(ax, kx + n * 0.24 + 0.06, y,
+                  label("kv_cache.one row") if n == 1 else label("kv_cache.rows", n=n), ha="left",
                   size=SMALL, gid=f"step{t}.{which}")
-    for i, (fill, s) in enumerate(((new, "computed at this step"), (COLORS["data"],
-                                    "read from the cache 缓存"), (COLORS["softmax"],
-                                    "the weights α, one per row of K"))):
+    for i, (fill, s) in enumerate(((new, label("kv_cache.computed")),
+                                   (COLORS["data"], label("kv_cache.cached")),
+                                   (COLORS["softmax"], label("kv_cache.weights")))):
         x = 0.25 + i * 3.2
         ax.add_patch(Rectangle((x, 0.5), 0.3, 0.2, facecolor=fill, edgecolor=EDGE_COLOR,
                                linewidth=0.9, zorder=2))
         _text(ax, x + 0.4, 0.6, s, ha="left", size=SMALL, gid=f"legend{i}")
-    _text(ax, 0.25, 0.2, "The same numbers as recomputing: the past does not change. "
-          "Cross-attention's K, V (the memory): computed once.", ha="left", size=SMALL,
+    _text(ax, 0.25, 0.2, label("kv_cache.note"), ha="left", size=SMALL,
           color=NOTE_COLOR, gid="note")
     return ax.figure
 
@@ -1250,41 +1242,40 @@ def decoder_only(highlight=None):
         for x in xs:
             _arrow(ax, (x, below.top()[1]), (x, above.bottom()[1]), color=NOTE_COLOR, lw=1.0)
 
-    _text(ax, 0.25, 5.38, "GPT-style: one stack of masked self-attention blocks over one "
-          "sequence, no encoder", size=12, ha="left", gid="title")
+    _text(ax, 0.25, 5.38, label("decoder_only.title"), size=12, ha="left", gid="title")
     row = [_box(ax, x, 0.3, w, 0.36, token, "data", gid=f"token{j}", size=SMALL)
            for j, (x, token) in enumerate(zip(xs, tokens))]
-    _text(ax, label_x, row[0].y, "one sequence\n一个序列", ha="right", gid="tokens_label")
+    _text(ax, label_x, row[0].y, label("decoder_only.sequence"), ha="right", gid="tokens_label")
 
-    embed = _box(ax, mid, 0.92, width, 0.4, "Embedding 嵌入  × √d_model", "embed",
+    embed = _box(ax, mid, 0.92, width, 0.4, label("decoder_only.embedding"), "embed",
                  gid="embed", lit=on("embedding"))
     columns(row[0], embed)
-    positions = _box(ax, mid, 1.45, width, 0.32, "+ positional encoding 位置编码", "position",
+    positions = _box(ax, mid, 1.45, width, 0.32, label("+ positional encoding"), "position",
                      gid="positions", lit=on("positional"))
     columns(embed, positions)
     sine = _sine(ax, left - 0.45, positions.y, gid="pe", lit=on("positional"))
     _arrow(ax, sine.right(), positions.left(), lit=on("positional"))
 
-    attn = _box(ax, mid, 2.16, width, 0.44, "Masked Self-Attention 掩码自注意力",
+    attn = _box(ax, mid, 2.16, width, 0.44, label("decoder_only.masked attention"),
                 "attention", gid="self_attn", lit=on("masked_attention"))
     columns(positions, attn)
-    norm1 = _box(ax, mid, 2.64, width, 0.26, "Add & Norm", "norm", gid="norm1",
+    norm1 = _box(ax, mid, 2.64, width, 0.26, label("add & norm"), "norm", gid="norm1",
                  lit=on("norm"))
-    ffn = _box(ax, mid, 3.12, width, 0.44, "Feed Forward 前馈网络", "ffn", gid="ffn",
+    ffn = _box(ax, mid, 3.12, width, 0.44, label("feed forward, one line"), "ffn", gid="ffn",
                lit=on("ffn"))
-    norm2 = _box(ax, mid, 3.6, width, 0.26, "Add & Norm", "norm", gid="norm2",
+    norm2 = _box(ax, mid, 3.6, width, 0.26, label("add & norm"), "norm", gid="norm2",
                  lit=on("norm"))
     for below, above in ((attn, norm1), (norm1, ffn), (ffn, norm2)):
         columns(below, above)
     _frame(ax, left - 0.12, attn.bottom()[1] - 0.12, right + 0.12, norm2.top()[1] + 0.1,
            gid="blocks", side="left", name="")
     _causal_icon(ax, right + 0.55, attn.y)
-    _text(ax, right + 0.25, attn.y - 0.2, "causal\nmask", ha="left", va="top", size=SMALL,
-          color=NOTE_COLOR, gid="mask_note")
-    _text(ax, right + 0.25, norm2.y, "no cross-\nattention:\nno encoder", ha="left",
+    _text(ax, right + 0.25, attn.y - 0.2, label("decoder_only.causal mask"), ha="left", va="top",
+          size=SMALL, color=NOTE_COLOR, gid="mask_note")
+    _text(ax, right + 0.25, norm2.y, label("decoder_only.no cross"), ha="left",
           size=SMALL, color=NOTE_COLOR, gid="no_cross")
 
-    generator = _box(ax, mid, 4.22, width, 0.36, "Linear → softmax: the next token",
+    generator = _box(ax, mid, 4.22, width, 0.36, label("decoder_only.generator"),
                      "linear", gid="generator", lit=on("generator"))
     columns(norm2, generator)
     outs = [_box(ax, x, 4.77, w, 0.36, token, "softmax" if j >= sep else "data",
@@ -1292,10 +1283,10 @@ def decoder_only(highlight=None):
                  dashed=j < sep, color=INK if j >= sep else NOTE_COLOR)
             for j, (x, token) in enumerate(zip(xs, after))]
     columns(generator, outs[0])
-    _text(ax, label_x, outs[0].y, "next token\n下一个词元", ha="right", gid="next_label")
-    _text(ax, (xs[0] + xs[sep - 1]) / 2, 4.99, "prompt: not scored", size=SMALL,
+    _text(ax, label_x, outs[0].y, label("decoder_only.next"), ha="right", gid="next_label")
+    _text(ax, (xs[0] + xs[sep - 1]) / 2, 4.99, label("decoder_only.prompt"), size=SMALL,
           color=NOTE_COLOR, va="bottom", gid="prompt_note")
-    _text(ax, (xs[sep] + xs[-1]) / 2, 4.99, "answer: scored by the loss", size=SMALL,
+    _text(ax, (xs[sep] + xs[-1]) / 2, 4.99, label("decoder_only.answer"), size=SMALL,
           color=HIGHLIGHT_COLOR if on("answer") else INK, va="bottom", gid="answer_note")
     return ax.figure
 

@@ -2,7 +2,9 @@
 
 This is the only module of minitf that imports matplotlib; everything else is plain numpy.
 Chinese labels are drawn with a small font shipped in ``minitf/figures/fonts`` (see its README), so
-plots look the same on every machine, with or without a system CJK font.
+plots look the same on every machine, with or without a system CJK font. The labels a helper
+draws by default (axis names, legends, panel titles) follow `use_language` (their words are in
+``labels.py``); a label the caller passes is drawn as given.
 Used by the notebooks' figures, from notebook 00 on.
 """
 
@@ -11,6 +13,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import font_manager
+
+from .labels import label
 
 CJK_FONT_PATH = Path(__file__).resolve().parent / "fonts" / "minitf-cjk.otf"
 CJK_FAMILY = "minitf CJK"
@@ -139,8 +143,9 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
 
     Colours run from 0 to 1 so maps of different heads or layers can be compared; pass
     ``vmax=None`` to stretch the colours to the largest weight instead. Other keyword arguments
-    go to :func:`plot_matrix` (``annotate=True``, ``cmap=...``). Returns the Axes.
-    Notebook 02 §4.
+    go to :func:`plot_matrix` (``annotate=True``, ``cmap=...``); the axes are named "key" and
+    "query" unless ``xlabel=``/``ylabel=`` say otherwise (labels follow `use_language`).
+    Returns the Axes. Notebook 02 §4.
     """
     w = np.asarray(weights)
     if w.ndim != 2:
@@ -151,8 +156,8 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
     kwargs.setdefault("vmin", 0.0)
     kwargs.setdefault("vmax", 1.0)
     kwargs.setdefault("cmap", "viridis")
-    kwargs.setdefault("xlabel", "key")
-    kwargs.setdefault("ylabel", "query")
+    kwargs.setdefault("xlabel", label("key"))
+    kwargs.setdefault("ylabel", label("query"))
     return plot_matrix(w, x_labels=x_labels, y_labels=y_labels, ax=ax, title=title, **kwargs)
 
 
@@ -173,8 +178,8 @@ def token_bars(distributions, labels, titles, *, before=None, figsize=None):
     """Bar charts of distributions over the same tokens, side by side: one panel per
     distribution ``(V,)``, one bar per token, tokens labelled by ``labels`` (``V`` strings).
     ``before`` (optional, ``(V,)``) is drawn in grey behind every panel, e.g. the
-    distribution before a filter. Returns the Figure (the last line of a cell shows it).
-    Notebook 07 §3–4.
+    distribution before a filter. Labels follow `use_language`. Returns the Figure (the last
+    line of a cell shows it). Notebook 07 §3–4.
     """
     dists = [np.asarray(d, dtype=float) for d in distributions]
     if len(titles) != len(dists):
@@ -189,13 +194,13 @@ def token_bars(distributions, labels, titles, *, before=None, figsize=None):
     x = np.arange(len(labels))
     for ax, dist, title in zip(axes, dists, titles):
         if before is not None:
-            ax.bar(x, before, color="lightgray", label="before")
+            ax.bar(x, before, color="lightgray", label=label("before"))
         ax.bar(x, dist, color="tab:orange" if before is not None else "tab:blue",
                alpha=0.85 if before is not None else 1.0,
-               label="after" if before is not None else None)
+               label=label("after") if before is not None else None)
         _x_tick_labels(ax, labels, angle=90, fontsize=8, short_fontsize=10)
         ax.set_title(title)
-    axes[0].set_ylabel("probability")
+    axes[0].set_ylabel(label("probability"))
     if before is not None:
         axes[0].legend(fontsize=8)
     return fig
@@ -209,20 +214,21 @@ def _running_median(values, width):
 def step_times(seconds, labels, *, title=None, width=15):
     """Milliseconds per generated token against its position: one series ``(n,)`` of
     seconds per label, drawn as faint dots with a running median (``width`` steps) on top.
-    Returns the Figure. Notebook 07 (optional part: the KV cache measured).
+    Axis labels follow `use_language`. Returns the Figure. Notebook 07 (optional part: the KV
+    cache measured).
     """
     colours = ("tab:red", "tab:blue", "tab:green", "tab:purple")
     if len(seconds) != len(labels) or len(labels) > len(colours):
         raise ValueError(f"{len(seconds)} series of times for {len(labels)} labels; "
                          f"give one label per series, at most {len(colours)}")
     fig, (ax,) = _closed_subplots(1, (7, 3))
-    for series, label, colour in zip(seconds, labels, colours):
+    for series, name, colour in zip(seconds, labels, colours):
         ms = 1e3 * np.asarray(series, dtype=float)
         position = np.arange(1, len(ms) + 1)
         ax.plot(position, ms, ".", color=colour, alpha=0.25, markersize=3)
-        ax.plot(position, _running_median(ms, width), color=colour, label=label)
-    ax.set_xlabel("position of the generated token")
-    ax.set_ylabel("ms for this token")
+        ax.plot(position, _running_median(ms, width), color=colour, label=name)
+    ax.set_xlabel(label("generated position"))
+    ax.set_ylabel(label("ms per token"))
     if title:
         ax.set_title(title)
     ax.legend()
@@ -236,9 +242,9 @@ __all__ += ["plot_cost"]
 
 def plot_cost(lengths, seconds, peak_bytes, title="scaled_dot_product_attention"):
     """Measured time (s) and peak memory (bytes) against the sequence length n, on log-log
-    axes, each with a dashed n² line (slope 2) through its last point. Returns the Figure,
-    closed in pyplot so that a notebook shows it once, as the cell's value.
-    Notebook 02 §5.
+    axes, each with a dashed n² line (slope 2) through its last point; ``title`` names what was
+    measured. Labels follow `use_language`. Returns the Figure, closed in pyplot so that a
+    notebook shows it once, as the cell's value. Notebook 02 §5.
     """
     n = np.asarray(lengths, dtype=float)
     series = {"seconds": np.asarray(seconds, dtype=float),
@@ -252,16 +258,17 @@ def plot_cost(lengths, seconds, peak_bytes, title="scaled_dot_product_attention"
     for name, values in (("lengths", n), *series.items()):
         if not np.all(np.isfinite(values) & (values > 0)):
             raise ValueError(f"{name} must be positive numbers (log-log axes), got {values}")
+    use_cjk_font()
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), layout="constrained")
-    for ax, y, label in ((axes[0], series["seconds"] * 1e3, "time (ms)"),
-                         (axes[1], series["peak_bytes"] / 2**20, "peak memory (MiB)")):
-        ax.loglog(n, y, "o-", label="measured")
+    for ax, y, name in ((axes[0], series["seconds"] * 1e3, "time (ms)"),
+                        (axes[1], series["peak_bytes"] / 2**20, "peak memory (MiB)")):
+        ax.loglog(n, y, "o-", label=label("measured"))
         ax.loglog(n, y[-1] * (n / n[-1]) ** 2, "k--", label="∝ n²")
-        ax.set_xlabel("sequence length n")
-        ax.set_ylabel(label)
+        ax.set_xlabel(label("sequence length n"))
+        ax.set_ylabel(label(name))
         ax.legend()
-    axes[0].set_title(f"{title}: time")
-    axes[1].set_title("memory")
+    axes[0].set_title(label("cost.time", title=title))
+    axes[1].set_title(label("cost.memory"))
     plt.close(fig)
     return fig
 
@@ -271,14 +278,17 @@ def plot_cost(lengths, seconds, peak_bytes, title="scaled_dot_product_attention"
 __all__ += ["head_heatmaps", "plot_per_layer"]
 
 
-def plot_per_layer(panels, *, xlabel="layer"):
+def plot_per_layer(panels, *, xlabel=None):
     """Line plots side by side, one number per layer (layers numbered from 1): ``panels``
-    maps each panel's title to ``(y-axis label, {curve name: values per layer})``. Returns the
+    maps each panel's title to ``(y-axis label, {curve name: values per layer})``; the x axis
+    is "layer" unless ``xlabel`` says otherwise (it follows `use_language`). Returns the
     Figure, closed in pyplot so that a notebook shows it once, as the cell's value.
     Notebook 05 (optional part: post-LN and pre-LN in deep stacks).
     """
     if not panels:
         raise ValueError("panels is empty: give at least one {title: (ylabel, curves)}")
+    xlabel = label("layer") if xlabel is None else xlabel
+    use_cjk_font()
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2),
                              layout="constrained", squeeze=False)
     for ax, (title, (ylabel, curves)) in zip(axes[0], panels.items()):
@@ -297,7 +307,8 @@ def plot_per_layer(panels, *, xlabel="layer"):
 def head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
     """One attention heatmap per head of ``weights`` ``(h, L_q, L_k)``, in a row, on one
     colour scale from 0 to 1 with a single colour bar. Returns the Figure, closed in pyplot
-    so that a notebook shows it once, as the cell's value. Notebook 06 §4.
+    so that a notebook shows it once, as the cell's value. Panel titles ("head 0") and axis
+    names follow `use_language`. Notebook 06 §4.
     """
     w = np.asarray(weights)
     if w.ndim != 3:
@@ -305,13 +316,14 @@ def head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
                          "pick one batch item first, e.g. weights[0]")
     h, L_q, L_k = w.shape
     size = (min(12, h * (0.4 * L_k + 1.2) + 1), min(6, 0.4 * L_q + 1.6))
-    return _heatmap_grid(w[None], x_labels, y_labels, title, size, "head {head}")
+    return _heatmap_grid(w[None], x_labels, y_labels, title, size,
+                         lambda layer, head: label("head", i=head))
 
 
 def _heatmap_grid(w, x_labels, y_labels, title, figsize, panel_title):
     """Heatmaps of ``w`` ``(rows, h, L_q, L_k)`` in a grid, key labels under the last row and
     query labels beside the first column, one colour bar; the Figure, closed in pyplot.
-    ``panel_title`` is formatted with ``layer`` and ``head``."""
+    ``panel_title(layer, head)`` gives each panel's title."""
     use_cjk_font()
     rows, h = w.shape[:2]
     fig, axes = plt.subplots(rows, h, figsize=figsize, layout="constrained", squeeze=False)
@@ -319,14 +331,14 @@ def _heatmap_grid(w, x_labels, y_labels, title, figsize, panel_title):
         ax = axes[layer, head]
         attention_heatmap(w[layer, head], x_labels=x_labels if layer == rows - 1 else None,
                           y_labels=y_labels if head == 0 else None, ax=ax, colorbar=False,
-                          title=panel_title.format(layer=layer, head=head), xlabel="",
-                          ylabel="query" if head == 0 else "")
+                          title=panel_title(layer, head), xlabel="",
+                          ylabel=label("query") if head == 0 else "")
         if head:
             ax.set_yticks([])
         if layer < rows - 1:
             ax.set_xticks([])
     fig.colorbar(axes[0, 0].images[0], ax=axes, shrink=0.8)
-    fig.supxlabel("key", fontsize=10)
+    fig.supxlabel(label("key"), fontsize=10)
     if title:
         fig.suptitle(title)
     plt.close(fig)
@@ -342,7 +354,8 @@ def layer_head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
     """A grid of attention heatmaps, one row per layer and one column per head, for
     ``weights`` ``(layers, h, L_q, L_k)`` (or a list of ``(h, L_q, L_k)`` arrays), on one
     colour scale from 0 to 1 with a single colour bar. Returns the Figure, closed in pyplot so
-    that a notebook shows it once, as the cell's value. Notebook 08 §7.
+    that a notebook shows it once, as the cell's value. Panel titles ("layer 0 head 1") and
+    axis names follow `use_language`. Notebook 08 §7.
     """
     w = np.asarray(weights)
     if w.ndim != 4:
@@ -350,4 +363,5 @@ def layer_head_heatmaps(weights, x_labels=None, y_labels=None, *, title=None):
                          "stack one (h, L_q, L_k) array per layer")
     layers, h, L_q, L_k = w.shape
     size = (min(10.0, h * (0.25 * L_k + 0.6) + 1.0), min(5.0, layers * (0.25 * L_q + 0.6) + 0.6))
-    return _heatmap_grid(w, x_labels, y_labels, title, size, "layer {layer} head {head}")
+    return _heatmap_grid(w, x_labels, y_labels, title, size,
+                         lambda layer, head: label("layer head", layer=layer, head=head))

@@ -1,4 +1,5 @@
-"""minitf.figures.diagrams: each figure builds quietly, carries its labels, and nothing collides."""
+"""minitf.figures.diagrams: each figure builds quietly, carries its labels, and nothing collides,
+in English and in Chinese (the figures follow use_language; test_labels.py checks the words)."""
 
 import itertools
 import json
@@ -18,6 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 from minitf.figures import diagrams, viz
+from minitf.language import LANGUAGES, use_language
 
 # Every diagram as a notebook calls it: (function name, keyword arguments).
 DIAGRAMS = [
@@ -171,18 +173,26 @@ REQUIRED = {
 def clean_matplotlib():
     with matplotlib.rc_context():
         yield
+    use_language("en")
 
 
-def make(name, **kwargs):
-    """The figure, with every warning an error."""
+# The geometry tests run once per language: the Chinese labels must fit the same boxes.
+IN_BOTH = [pytest.param(*d, language, id=f"{i}-{language}")
+           for d, i in zip(DIAGRAMS, IDS) for language in LANGUAGES]
+
+
+def make(name, language="en", **kwargs):
+    """The figure in `language`, with every warning an error."""
+    use_language(language)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return getattr(diagrams, name)(**kwargs)
 
 
-def build(name, **kwargs):
-    """The figure drawn once by Agg, with every warning (e.g. a missing glyph) an error."""
-    fig = make(name, **kwargs)
+def build(name, language="en", **kwargs):
+    """The figure in `language` drawn once by Agg, with every warning (e.g. a missing glyph)
+    an error."""
+    fig = make(name, language, **kwargs)
     canvas = FigureCanvasAgg(fig)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -220,9 +230,9 @@ def test_builds_a_slide_sized_figure_with_its_labels(name, kwargs, key):
     assert min(t.get_fontsize() for t in texts(fig)) >= 10
 
 
-@pytest.mark.parametrize(("name", "kwargs"), DIAGRAMS, ids=IDS)
-def test_no_two_labels_overlap_and_all_lie_inside_the_figure(name, kwargs):
-    fig, renderer = build(name, **kwargs)
+@pytest.mark.parametrize(("name", "kwargs", "language"), IN_BOTH)
+def test_no_two_labels_overlap_and_all_lie_inside_the_figure(name, kwargs, language):
+    fig, renderer = build(name, language, **kwargs)
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts(fig)]
     page = fig.bbox
     outside = [s for s, b in boxes
@@ -234,9 +244,9 @@ def test_no_two_labels_overlap_and_all_lie_inside_the_figure(name, kwargs):
     assert overlapping == []
 
 
-@pytest.mark.parametrize(("name", "kwargs"), DIAGRAMS, ids=IDS)
-def test_every_box_label_fits_inside_its_box(name, kwargs):
-    fig, renderer = build(name, **kwargs)
+@pytest.mark.parametrize(("name", "kwargs", "language"), IN_BOTH)
+def test_every_box_label_fits_inside_its_box(name, kwargs, language):
+    fig, renderer = build(name, language, **kwargs)
     labels = [t for t in texts(fig) if (t.get_gid() or "").endswith(".label")]
     assert labels
     for text in labels:
@@ -247,10 +257,10 @@ def test_every_box_label_fits_inside_its_box(name, kwargs):
                 and inner.y0 - box.y0 >= margin and box.y1 - inner.y1 >= margin), text.get_text()
 
 
-@pytest.mark.parametrize(("name", "kwargs"), DIAGRAMS, ids=IDS)
-def test_chinese_labels_are_drawn_with_the_shipped_font(name, kwargs):
+@pytest.mark.parametrize(("name", "kwargs", "language"), IN_BOTH)
+def test_chinese_labels_are_drawn_with_the_shipped_font(name, kwargs, language):
     matplotlib.rcdefaults()  # the diagram must register the font itself
-    fig, _ = build(name, **kwargs)
+    fig, _ = build(name, language, **kwargs)
     chinese = [t for t in texts(fig) if any("\u4e00" <= c <= "\u9fff" for c in t.get_text())]
     assert chinese
     for text in chinese:

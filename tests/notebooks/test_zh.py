@@ -34,14 +34,28 @@ def english_words(text):
     return re.findall(r"[A-Za-z]{2,}", text)
 
 
+def fenced(block):
+    """A fenced block as a translation must keep it. Python (a folded solution) is compared
+    as a code entry is: by its code_tokens, so its comments and docstrings may be translated
+    but not a name, an operator or an indent (⇥ ⇤ ⏎ mark them). A shell block (or a bare ```)
+    is the same in both languages; a drawing or a transcript in a plain block (```text) is
+    translated like prose, and keeps its place."""
+    python = re.fullmatch(r"```(?:python|py)\n(.*\n)```", block, re.DOTALL)
+    if python:
+        marks = {tokenize.INDENT: "⇥", tokenize.DEDENT: "⇤", tokenize.NEWLINE: "⏎"}
+        try:
+            return "```python " + " ".join(marks.get(kind, string)
+                                             for kind, string in code_tokens(python[1]))
+        except (tokenize.TokenError, SyntaxError):  # not Python after all: as it is
+            return block
+    return block if re.match(r"```(sh|bash)?\n", block) else "```text"
+
+
 def structure(text):
     """What a translation keeps from its English cell, whatever the language."""
     return {
         "heading levels": [len(h) for h in HEADING.findall(FENCE.sub("", text))],
-        # code is the same in both languages; a drawing or a transcript in a plain block
-        # (```text) is translated like prose, and keeps its place
-        "code blocks": [b if re.match(r"```(python|py|sh|bash)?\n", b) else "```text"
-                        for b in FENCE.findall(text)],
+        "code blocks": [fenced(b) for b in FENCE.findall(text)],
         "display formulas": DISPLAY_MATH.findall(FENCE.sub("", text)),
         "folds": text.count("<details>"),
         "speaker notes": text.startswith(fmt.NOTES_LABEL["en"]),
@@ -128,6 +142,22 @@ def test_the_code_comparison_sees_a_changed_name_but_not_a_translated_string():
         'x = softmax(s)  # 权重\nprint(f"各行之和：{x.sum(-1)}")\n')
     assert code_tokens(english) != code_tokens(english.replace("softmax", "log_softmax"))
     assert code_tokens(english) != code_tokens(english.replace("(s)", "(s, -1)"))
+
+
+def test_the_structure_check_lets_a_solution_speak_chinese_but_not_change_its_code():
+    english = ('<details><summary>Solution</summary>\n\n```python\ndef twice(x):\n'
+               '    """x, doubled."""\n    return 2 * x  # a new array\n```\n\n</details>')
+    chinese = (english.replace("Solution", "参考解答").replace("x, doubled.", "x 的两倍。")
+               .replace("# a new array", "# 一个新数组"))
+    assert structure(english) == structure(chinese)
+    for changed in (chinese.replace("2 * x", "x + x"), chinese.replace("twice", "double"),
+                    chinese.replace("    return", "    y = 2 * x\n    return"),
+                    chinese.replace("```python", "```sh")):
+        assert structure(english)["code blocks"] != structure(changed)["code blocks"]
+    # a shell block is the same in both languages; a plain one is translated like prose
+    assert structure("```sh\nmake lab  # opens\n```") != structure("```sh\nmake lab  # 打开\n```")
+    assert structure("```\nX → Y\n```") != structure("```\nX → 甲\n```")
+    assert structure("```text\nX → Y\n```") == structure("```text\nX → 甲\n```")
 
 
 def test_the_build_names_a_changed_english_cell(tmp_path, monkeypatch):

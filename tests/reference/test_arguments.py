@@ -27,6 +27,7 @@ from minitf.decoder import Decoder, DecoderLayer
 from minitf.encoder import Encoder, EncoderLayer
 from minitf.figures import cost
 from minitf.gpt import GPT, GPTConfig
+from minitf.language import use_language
 from minitf.model import Transformer, decoder_mask
 from minitf.module import ModuleList, as_rng
 from minitf.tasks import referent, sequence
@@ -238,6 +239,7 @@ CALLS = {
                                                         batch_size=2)),
     "SequenceTask": (sequence.SequenceTask, dict(train_numbers=[1, 2, 30], test_numbers=[4, 5],
                                                  by_shape=0.5, eval_size=2, rng=0)),
+    "use_language": (use_language, dict(language="en")),
     "train_sequence": (train.train, dict(
         model=tiny_gpt(), task=sequence.SequenceTask([1, 2, 30], [4, 5], eval_size=2),
         steps=1, batch_size=2, rng=0, log_every=1, max_seconds=None)),
@@ -302,7 +304,10 @@ def test_every_public_callable_is_listed():
                  # and functions of the package's own, never a learner's
                  "check_config", "require_model_fits", "require_numbers",
                  "matmul_rows",  # the layers call it on arrays they have checked
-                 "is_grad_enabled"}  # takes no argument
+                 "is_grad_enabled", "current_language",  # take no argument
+                 # read the package's own texts (minitf.language, minitf.figures.labels), never
+                 # a learner's
+                 "pick", "spaced", "label"}
     for info in pkgutil.walk_packages(minitf.__path__, "minitf."):
         # the checkers never raise; the figures of viz and diagrams are tested by looking
         if info.name.startswith(("minitf.check", "minitf.__main__", "minitf.validation",

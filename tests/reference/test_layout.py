@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "minitf"
-ROOMS = {"tasks", "check", "figures", "translator", "pytorch"}
+ROOMS = {"tasks", "check", "figures", "language", "translator", "pytorch"}
 REFERENCE_PACKAGES = {"fast"}
 # The front door (`from minitf import …`, `python -m minitf`) is allowed to reach a room.
 FRONT_DOOR = {"__init__.py", "__main__.py"}
@@ -183,8 +183,9 @@ def test_the_room_imports_are_the_ones_contributing_lists():
     """CONTRIBUTING.md names every room-to-room import; a new one is a decision to write
     down there (and this test's list)."""
     assert set(room_imports()) == {
-        ("check", "tasks"), ("check", "figures"), ("check", "pytorch"),
-        ("translator", "tasks"), ("translator", "pytorch"), ("pytorch", "tasks")}
+        ("check", "tasks"), ("check", "figures"), ("check", "pytorch"), ("check", "language"),
+        ("figures", "language"), ("translator", "tasks"), ("translator", "pytorch"),
+        ("pytorch", "tasks")}
     text = (PACKAGE.parent / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for a, b in room_imports():
         assert f"`{a}` → `{b}`" in text, f"CONTRIBUTING.md does not list {a} → {b}"
