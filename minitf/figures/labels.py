@@ -39,8 +39,8 @@ LABELS = {
     "multi-head attention": {"en": "Multi-Head Attention\n多头注意力", "zh": "多头注意力"},
     "feed forward": {"en": "Feed Forward\n前馈网络", "zh": "前馈网络"},
     "feed forward, one line": {"en": "Feed Forward 前馈网络", "zh": "前馈网络"},
-    "add & norm": {"en": "Add & Norm", "zh": "相加并归一化"},
-    "add & norm, two lines": {"en": "Add &\nNorm", "zh": "相加并\n归一化"},
+    "add & norm": {"en": "Add & Norm", "zh": "Add & Norm"},  # the Chinese text says it so
+    "add & norm, two lines": {"en": "Add &\nNorm", "zh": "Add &\nNorm"},
     "layer norm": {"en": "LayerNorm\n层归一化", "zh": "层归一化"},
     "+ positional encoding": {"en": "+ positional encoding 位置编码", "zh": "+ 位置编码"},
     "head": {"en": "head {i}", "zh": "头 {i}"},

@@ -59,8 +59,9 @@ ALLOWED = {
     "split_heads", "merge_heads", "scaled_dot_product_attention", "ReferentModel", "d_model",
     # terms the Chinese edition keeps in Latin letters (translations/zh/README.md, the
     # glossary: softmax, Transformer, GPT, post-LN / pre-LN, KV 缓存), the maths of the beam
-    # (log p, lp(n)) and a unit
-    "softmax", "Softmax", "Transformer", "GPT", "post-LN", "pre-LN", "KV", "log", "lp", "MiB",
+    # (log p, lp(n)) and a unit; Add & Norm, which the Chinese text calls by its English name
+    "Add", "Norm", "softmax", "Softmax", "Transformer", "GPT", "post-LN", "pre-LN", "KV", "log",
+    "lp", "MiB",
 }
 FORMULA = re.compile(r"\$[^$]*\$")  # mathtext: symbols and \mathrm{softmax}, read as maths
 WORD = re.compile(r"<?[A-Za-z][A-Za-z0-9_'-]*>?")

@@ -75,7 +75,7 @@ _SLIDE_JS = r"""
   let n = 0;
   const blocks = [];
   slide.querySelectorAll("pre").forEach(pre => {
-    if (!cjk.test(pre.textContent)) return;
+    if (!cjk.test(pre.textContent) || !pre.checkVisibility()) return;  // folded: not drawn
     const ids = [];
     [pre, ...pre.querySelectorAll("*")].forEach(el => {
       const own = Array.from(el.childNodes).filter(t => t.nodeType === 3)
