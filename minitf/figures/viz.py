@@ -11,6 +11,7 @@ Used by the notebooks' figures, from notebook 00 on.
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import matplotlib.text
 import numpy as np
 from matplotlib import font_manager
 
@@ -88,6 +89,11 @@ def plot_matrix(
         ax.set_title(title)
     if colorbar:
         ax.figure.colorbar(image, ax=ax)
+    # An Axes made before the first use_cjk_font() (plt.subplots in a fresh kernel) holds
+    # text that does not know the font yet: give its titles, labels and ticks the fallback.
+    for text in ax.findobj(matplotlib.text.Text):
+        if CJK_FAMILY not in text.get_fontfamily():
+            text.set_fontfamily([*text.get_fontfamily(), CJK_FAMILY])
     if annotate:
         # Dark text on light cells and light text on dark ones.
         mid = (image.norm.vmin + image.norm.vmax) / 2

@@ -3,7 +3,8 @@
 One switch for the whole edition: every notebook's setup cell calls
 `minitf.check.use_language(...)` ("en" in the English notebooks, "zh" in the Chinese ones,
 notebook 00 on), and from then on the checkers' verdicts (minitf.check) and the words the
-figures draw (minitf.figures) are in that language. English is the default, so a learner
+figures draw (minitf.figures) are in that language, and so is notebook 09's training
+log (minitf.tasks.referent). English is the default, so a learner
 never sets it. A text in both languages is a pair {"en": ..., "zh": ...}; `pick` takes the
 current one. (Not a language model: this is the language of the course's prose.)
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..attention import padding_mask
 from ..encoder import Encoder
+from ..language import pick
 from ..layers import glorot_uniform
 from ..module import Module, as_rng, no_grad
 from ..positional import EmbeddingWithPositions
@@ -326,8 +327,10 @@ def train_referent(model, config=REFERENT_TRAINING, *, seed=0, log_every=100, ve
     def report(entry):
         losses.append(entry["loss"])
         if verbose and (entry["step"] % log_every == 0 or entry["step"] == config.steps):
-            stream.write(f"step {entry['step']:4d}  mean loss of the last {log_every} steps "
-                         f"{np.mean(losses[-log_every:]):.4f}\n")
+            line = pick({"en": "step {step:4d}  mean loss of the last {n} steps {loss:.4f}",
+                         "zh": "第 {step} 步：最近 {n} 步的平均损失 {loss:.4f}"})
+            stream.write(line.format(step=entry["step"], n=log_every,
+                                     loss=np.mean(losses[-log_every:])) + "\n")
 
     train(model, ReferentTask(), config, rng=require_int(seed, "seed", low=0), log_every=1,
           on_report=report)

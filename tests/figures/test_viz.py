@@ -39,6 +39,18 @@ def test_heatmap_with_chinese_labels_emits_no_warnings(tmp_path):
     assert [str(w.message) for w in caught] == []
 
 
+def test_chinese_on_axes_made_before_the_font_was_known_emits_no_warnings(tmp_path):
+    # A fresh kernel: plt.subplots before any minitf plot (the Chinese notebook 04's 维度).
+    plt.rcParams["font.family"] = ["sans-serif"]
+    _, ax = plt.subplots()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        viz.plot_matrix(weights(5, 4), ax=ax, x_labels=["一", "千", "零", "五"],
+                        y_labels=TARGET, xlabel="维度", ylabel="位置", title="正弦位置编码")
+        ax.figure.savefig(tmp_path / "matrix.png")
+    assert [str(w.message) for w in caught] == []
+
+
 def test_chinese_glyph_comes_from_a_font_that_has_it():
     viz.use_cjk_font()
     # matplotlib tries the families in order and takes the first font holding the glyph.

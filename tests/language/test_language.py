@@ -1,6 +1,9 @@
 """minitf.language: one switch for the edition. The checkers and the figures both follow
 use_language; a language it does not know is refused by name; English is the default."""
 
+import re
+
+import numpy as np
 import pytest
 
 import minitf.check
@@ -38,3 +41,23 @@ def test_pick_takes_the_current_language_and_spaced_spaces_chinese():
     use_language("zh")
     assert pick(text) == "头"
     assert spaced("第1步：输入<bos>") == "第 1 步：输入 <bos>"
+
+
+def test_notebook_09s_training_log_speaks_the_editions_language():
+    import io
+
+    from minitf.tasks import referent
+
+    def log():
+        stream = io.StringIO()
+        model = referent.ReferentModel(d_model=8, num_heads=2, d_ff=16, dtype=np.float64, rng=0)
+        referent.train_referent(model, steps=4, seed=0, log_every=2, stream=stream)
+        return stream.getvalue().splitlines()
+
+    english = log()
+    assert len(english) == 2 and english[1].startswith("step    4  mean loss of the last 2 steps")
+    use_language("zh")
+    chinese = log()
+    assert [line.split()[-1] for line in chinese] == [line.split()[-1] for line in english]
+    assert chinese[1].startswith("第 4 步：最近 2 步的平均损失")
+    assert not re.search("[A-Za-z]", "".join(chinese))

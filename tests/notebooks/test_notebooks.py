@@ -73,6 +73,10 @@ def report(problems):
 
 
 parametrize = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+# The outputs of both editions (the Chinese notebooks are executed from a clean run too).
+BOTH_EDITIONS = NOTEBOOKS + sorted((NOTEBOOK_DIR / "zh").glob("*.ipynb"))
+both_editions = pytest.mark.parametrize(
+    "path", BOTH_EDITIONS, ids=[str(p.relative_to(NOTEBOOK_DIR)) for p in BOTH_EDITIONS])
 
 
 @parametrize
@@ -108,7 +112,7 @@ def test_executed_once_in_order(path):
     report(problems)
 
 
-@parametrize
+@both_editions
 def test_no_errors_or_stderr(path):
     problems = []
     for i, cell in code_cells(load(path)):
@@ -120,7 +124,7 @@ def test_no_errors_or_stderr(path):
     report(problems)
 
 
-@parametrize
+@both_editions
 def test_nothing_machine_specific_in_outputs(path):
     user = user_name_pattern()
     problems = []
