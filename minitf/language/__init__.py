@@ -2,14 +2,14 @@
 
 One switch for the whole edition: every notebook's setup cell calls
 `minitf.check.use_language(...)` ("en" in the English notebooks, "zh" in the Chinese ones,
-notebook 00 on), and from then on the checkers' verdicts (minitf.check) and the words the
-figures draw (minitf.figures) are in that language, and so is notebook 09's training
-log (minitf.tasks.referent). English is the default, so a learner
-never sets it. A text in both languages is a pair {"en": ..., "zh": ...}; `pick` takes the
-current one. (Not a language model: this is the language of the course's prose.)
+notebook 00 on), and from then on the checkers' verdicts (minitf.check), the words the
+figures draw (minitf.figures) and notebook 09's training log (minitf.tasks.referent) are in
+that language. English is the default, so a learner never sets it. A text in both languages
+is a pair {"en": ..., "zh": ...}; `pick` takes the current one. (Not a language model: this
+is the language of the course's prose.)
 
-It is a room of its own because both rooms read it and neither may import the other's
-(check → figures already exists, for notebook 02's FLOP count; CONTRIBUTING.md).
+It is a room of its own because check, figures and tasks all read it, and figures may not
+import check (check → figures already exists, for notebook 02's FLOP count; CONTRIBUTING.md).
 """
 
 import re
