@@ -1,6 +1,8 @@
-"""minitf.language: one switch for the edition. The checkers and the figures both follow
-use_language; a language it does not know is refused by name; English is the default."""
+"""minitf.language: one switch for the edition. The checkers, the figures and notebook 09's
+training log follow use_language; a language it does not know is refused by name; English is
+the default."""
 
+import io
 import re
 
 import numpy as np
@@ -10,6 +12,7 @@ import minitf.check
 from minitf.check.messages import say
 from minitf.figures.labels import label
 from minitf.language import LANGUAGES, current_language, pick, spaced, use_language
+from minitf.tasks import referent
 
 
 @pytest.fixture(autouse=True)
@@ -44,10 +47,6 @@ def test_pick_takes_the_current_language_and_spaced_spaces_chinese():
 
 
 def test_notebook_09s_training_log_speaks_the_editions_language():
-    import io
-
-    from minitf.tasks import referent
-
     def log():
         stream = io.StringIO()
         model = referent.ReferentModel(d_model=8, num_heads=2, d_ff=16, dtype=np.float64, rng=0)
